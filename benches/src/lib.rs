@@ -1,0 +1,1 @@
+//! Seeded corpus generators for the benchmarks.

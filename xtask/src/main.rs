@@ -1,0 +1,3 @@
+//! Repository automation (`cargo xtask …`).
+
+fn main() {}
