@@ -1,1 +1,3 @@
 //! Shared support for the end-to-end tests and the conformance runner.
+
+pub mod conformance;

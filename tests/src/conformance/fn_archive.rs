@@ -1,0 +1,61 @@
+//! Function tables of the archive layer: source locations, speaker ids, source
+//! metadata and identity-header normalization.
+
+use serde_json::{Value, json};
+
+use scriptorium_archive_format::{
+    SourceMeta, encode_speaker_id, is_canonical_speaker_id, is_v2_source_path, is_valid_v2_source_id, legacy_location,
+    normalize_identity_part, source_anchor, speaker_label, v2_location,
+};
+
+use super::archive_parse::meta_json;
+use super::{Case, Outcome, diff_json};
+
+pub(super) fn run(case: &Case) -> Outcome {
+    let function = case.input.get("function").and_then(Value::as_str).unwrap_or_default();
+    let Some(inputs) = case.input.get("cases").and_then(Value::as_array) else {
+        return Outcome::fail("input without cases");
+    };
+    let Some(results) = case.expected.get("results") else {
+        return Outcome::fail("expected without results");
+    };
+    let got: Result<Vec<Value>, String> = inputs.iter().map(|input| call(function, input)).collect();
+    Outcome::from_check(got.and_then(|got| diff_json("results", &Value::Array(got), results)))
+}
+
+fn call(function: &str, input: &Value) -> Result<Value, String> {
+    let text = || input.as_str().ok_or_else(|| format!("{function}: input is not a string: {input}"));
+    let opt = |key: &str| input.get(key).and_then(Value::as_str);
+    Ok(match function {
+        "source_format.is_v2_source_path" => json!(is_v2_source_path(text()?)),
+        "source_format.provider_source_location" => {
+            let id = text()?;
+            let located = |path: Option<String>| path.map(|p| json!([p, source_anchor(id)]));
+            json!({
+                "v1": located(legacy_location(id)),
+                "v2": located(v2_location(id)),
+                "valid_v2_source_id": is_valid_v2_source_id(id),
+            })
+        }
+        "source_format.encode_speaker_id" => {
+            let encoded = encode_speaker_id(text()?);
+            json!({ "canonical": is_canonical_speaker_id(&encoded), "encoded": encoded })
+        }
+        "source_format.is_canonical_speaker_id" => json!(is_canonical_speaker_id(text()?)),
+        "source_format.encode_source_metadata" => match SourceMeta::normalize(input) {
+            Ok(meta) => json!({
+                "encoded": { "ok": true, "value": meta.to_line() },
+                "normalized": meta_json(&meta),
+            }),
+            Err(e) => json!({
+                "encoded": { "ok": false, "error": { "message": e.message(), "type": "ValueError" } },
+                "normalized": null,
+            }),
+        },
+        "_text.normalize_identity_header_part" => json!(normalize_identity_part(text()?)),
+        "runtime.state.SourceRecord.speaker_label" => {
+            json!(speaker_label(opt("role").unwrap_or_default(), opt("speaker_id"), opt("speaker_display")))
+        }
+        other => return Err(format!("unknown function `{other}`")),
+    })
+}
