@@ -1,5 +1,7 @@
 //! Source ids (`provider/thread/message`), their archive paths and anchors.
 
+use std::fmt::Write as _;
+
 use sha2::{Digest, Sha256};
 
 use crate::python::is_printable;
@@ -39,15 +41,13 @@ pub fn quote_path_component(s: &str) -> String {
 
 /// Percent-encode every byte that `keep` rejects, with uppercase hex digits.
 pub(crate) fn percent_encode(s: &str, keep: impl Fn(u8) -> bool) -> String {
-    const HEX: &[u8; 16] = b"0123456789ABCDEF";
     let mut out = String::with_capacity(s.len());
     for &b in s.as_bytes() {
         if keep(b) {
             out.push(char::from(b));
         } else {
-            out.push('%');
-            out.push(char::from(HEX[usize::from(b >> 4)]));
-            out.push(char::from(HEX[usize::from(b & 0xf)]));
+            // Writing to a String cannot fail.
+            let _ = write!(out, "%{b:02X}");
         }
     }
     out
@@ -73,7 +73,7 @@ pub fn source_anchor(id: &str) -> String {
     let mut out = String::with_capacity(23);
     out.push_str("source-");
     for byte in digest.iter().take(8) {
-        out.push_str(&format!("{byte:02x}"));
+        let _ = write!(out, "{byte:02x}");
     }
     out
 }

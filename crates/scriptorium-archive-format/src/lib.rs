@@ -31,25 +31,47 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::panic, clippy::indexing_slicing))]
 
 mod error;
+mod event;
 mod fields;
 mod ids;
+mod legacy;
 mod meta;
 mod parse;
 mod python;
+mod record;
+mod retrieval_text;
 mod speaker;
+mod tree;
+mod trusted;
+mod write;
+mod writer_record;
+
+/// Invariant checks shared by the fuzz targets, the corpus replay test and proptest.
+#[doc(hidden)]
+pub mod fuzz;
 
 pub use crate::error::{Error, ErrorCode};
+pub use crate::event::{SourceEvent, source_events};
 pub use crate::fields::{RecordHeader, split_record_header};
 pub use crate::ids::{
     SourceIdParts, is_v2_source_path, is_valid_v2_source_id, legacy_location, quote_path_component, source_anchor,
     split_source_id, v2_location,
 };
+pub use crate::legacy::{anonymous_event_id, legacy_speaker};
 pub use crate::meta::{AuthorityTier, SourceMeta, TrustState};
 pub use crate::parse::{Frame, Parsed, Stop, StopReason, parse, parse_bytes};
+pub use crate::record::SourceRecord;
+pub use crate::retrieval_text::{
+    benchmark_refs, clean_retrieval_text, first_iso_date, has_benchmark_ref, reduce_markdown_links, strip_html_comments,
+};
 pub use crate::speaker::{
     IDENTITY_PART_MAX_CHARS, SpeakerView, decode_speaker_id, encode_speaker_id, is_canonical_speaker_id,
     normalize_identity_part, speaker_label,
 };
+pub use crate::tree::{ArchiveTree, MemoryTree};
+pub use crate::trusted::trusted_source_ids;
+pub use crate::write::{AppendPlan, PlannedFile, plan_append, render_frame};
+pub use crate::writer_record::{UNDATED, WriterRecord, observed_date, render_observed_batch, render_observed_section};
 
 /// Python string rules the reference depends on (printable, whitespace, casefold),
 /// shared with the layers above so that every layer classifies text the same way.

@@ -107,10 +107,8 @@ impl SourceMeta {
             Some(Value::String(tier)) => Some(AuthorityTier::from_name(tier).ok_or_else(invalid)?),
             Some(_) => return Err(invalid()),
         };
-        if let Some(version) = object.get("version") {
-            if version.as_i64() != Some(1) {
-                return Err(invalid());
-            }
+        if object.get("version").is_some_and(|version| version.as_i64() != Some(1)) {
+            return Err(invalid());
         }
         Ok(SourceMeta {
             authority_tier,
@@ -205,7 +203,7 @@ fn decode_origin_scope(object: &Map<String, Value>, token: &str) -> Option<Sourc
     };
     let capabilities: Vec<&str> =
         scope.get("capabilities")?.as_array()?.iter().map(Value::as_str).collect::<Option<_>>()?;
-    if capabilities.iter().any(|c| c.is_empty()) || capabilities.windows(2).any(|w| w[0] >= w[1]) {
+    if capabilities.iter().any(|c| c.is_empty()) || capabilities.iter().zip(capabilities.iter().skip(1)).any(|(a, b)| a >= b) {
         return None;
     }
     let mut canonical = String::with_capacity(160);

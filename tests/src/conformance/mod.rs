@@ -9,6 +9,8 @@ mod archive_parse;
 mod archive_write;
 mod fn_archive;
 mod source_view;
+mod topic;
+mod transaction_inputs;
 
 use std::path::{Path, PathBuf};
 
@@ -118,8 +120,10 @@ fn dispatch(case: &Case) -> Outcome {
         "legacy_source_parse" => source_view::run_legacy(case),
         "fn_speaker_decode" => source_view::run_legacy_speaker(case),
         "fn_source_location" | "fn_speaker_id" | "fn_source_metadata" | "fn_identity_header" => fn_archive::run(case),
-        "topic_parse" | "topic_normalize" | "fn_topic_syntax" | "fn_temporal" => Outcome::Todo("topic-markdown"),
-        "transaction" | "patch_apply" | "fn_source_identity" => Outcome::Todo("transaction"),
+        "topic_parse" | "topic_normalize" | "fn_topic_syntax" | "fn_temporal" => topic::run(case),
+        "patch_apply" => transaction_inputs::run_patch(case),
+        "fn_source_identity" => transaction_inputs::run_source_identity(case),
+        "transaction" => Outcome::Todo("transaction"),
         "bm25_index" | "bm25_search" | "fn_bm25_tokenize" | "fn_path_prefix" => Outcome::Todo("retrieval"),
         "fn_o200k" => Outcome::Todo("derived-views"),
         other => Outcome::fail(format!("unknown kind `{other}`")),

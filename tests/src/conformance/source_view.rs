@@ -1,16 +1,81 @@
 //! The retrieval view of source archives: BM25 events, the trusted-id set, and the
 //! legacy speaker hint.
 
-use super::{Case, Outcome};
+use serde_json::{Value, json};
 
-pub(super) fn check_source_view(_case: &Case, _relative_path: &str, _bytes: &[u8]) -> Result<(), String> {
+use scriptorium_archive_format::{AuthorityTier, SourceEvent, legacy_speaker, source_events, trusted_source_ids};
+
+use super::{Case, Outcome, diff_json};
+
+/// Compare `expected.bm25_events` and `expected.trusted_source_ids`, when present,
+/// with the events and trusted ids of the file's text.
+pub(super) fn check_source_view(case: &Case, relative_path: &str, bytes: &[u8]) -> Result<(), String> {
+    let text = std::str::from_utf8(bytes).map_err(|e| format!("archive is not UTF-8: {e}"))?;
+    if let Some(want) = case.expected.get("bm25_events") {
+        let got: Vec<Value> = source_events(relative_path, text).iter().map(event_json).collect();
+        diff_json("bm25_events", &Value::Array(got), want)?;
+    }
+    if let Some(want) = case.expected.get("trusted_source_ids") {
+        diff_json("trusted_source_ids", &json!(trusted_source_ids(relative_path, text)), want)?;
+    }
     Ok(())
 }
 
-pub(super) fn run_legacy(_case: &Case) -> Outcome {
-    Outcome::Todo("archive-format source view")
+/// `legacy_source_parse`: a pre-v2 file has no scan, only the retrieval view.
+pub(super) fn run_legacy(case: &Case) -> Outcome {
+    Outcome::from_check(check_legacy(case))
 }
 
-pub(super) fn run_legacy_speaker(_case: &Case) -> Outcome {
-    Outcome::Todo("archive-format source view")
+fn check_legacy(case: &Case) -> Result<(), String> {
+    let archive = case.input.get("archive").and_then(Value::as_str).unwrap_or("archive.md");
+    let relative_path = case.input.get("relative_path").and_then(Value::as_str).ok_or("input without relative_path")?;
+    if !matches!(case.expected.get("scan"), None | Some(Value::Null)) {
+        return Err("a legacy case with a v2 scan".to_owned());
+    }
+    check_source_view(case, relative_path, &case.read(archive)?)
+}
+
+/// `fn_speaker_decode`: `_legacy_speaker(label, body)` → `[speaker_id, display, label]`.
+pub(super) fn run_legacy_speaker(case: &Case) -> Outcome {
+    Outcome::from_check(check_legacy_speaker(case))
+}
+
+fn check_legacy_speaker(case: &Case) -> Result<(), String> {
+    let cases = case.input.get("cases").and_then(Value::as_array).ok_or("input without cases")?;
+    let results = case.expected.get("results").and_then(Value::as_array).ok_or("expected without results")?;
+    if cases.len() != results.len() {
+        return Err(format!("{} cases but {} results", cases.len(), results.len()));
+    }
+    for (n, (input, want)) in cases.iter().zip(results).enumerate() {
+        let arg = |i: usize| input.get(i).and_then(Value::as_str).ok_or(format!("cases[{n}]: argument {i} missing"));
+        let got = match legacy_speaker(arg(0)?, arg(1)?) {
+            Some(hint) => json!([hint.speaker_id, hint.speaker_display, hint.speaker_label]),
+            None => json!(["", "", ""]),
+        };
+        diff_json(&format!("results[{n}]"), &got, want)?;
+    }
+    Ok(())
+}
+
+/// An event in the reference's `MemoryEvent` JSON shape (no date is `""`).
+fn event_json(event: &SourceEvent) -> Value {
+    json!({
+        "authority_tier": event.authority_tier.map(AuthorityTier::as_str),
+        "content": event.content,
+        "date": event.date.as_deref().unwrap_or(""),
+        "dates": event.dates,
+        "event_id": event.event_id,
+        "headings": event.headings,
+        "line": event.line,
+        "path": event.path,
+        "principal_id": event.principal_id,
+        "refs": event.refs,
+        "speaker_display": event.speaker_display,
+        "speaker_id": event.speaker_id,
+        "speaker_kind": event.speaker_kind,
+        "speaker_label": event.speaker_label,
+        "speaker_trusted": event.speaker_trusted,
+        "trust_state": event.trust_state.as_str(),
+        "visibility": event.visibility,
+    })
 }

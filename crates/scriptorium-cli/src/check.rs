@@ -1,0 +1,53 @@
+//! `scriptorium check`: a read-only health report of a workspace, made of sections.
+//!
+//! Each [`Section`] checks one part of the workspace and renders itself for humans and
+//! as JSON. Today there is one, `archives`; topic validation arrives as a second
+//! section without changing the report's shape.
+
+use serde_json::{Map, Value};
+
+use crate::Outcome;
+use crate::archives::ArchivesSection;
+use crate::cli::CheckArgs;
+use crate::error::CliError;
+use crate::output::{print, print_json};
+use crate::workspace::Workspace;
+
+/// One part of the check report.
+pub(crate) trait Section {
+    /// The section's key in the JSON report and its title for humans.
+    fn name(&self) -> &'static str;
+    /// Whether the section found a problem that fails the check (exit status 1).
+    fn failed(&self) -> bool;
+    /// The section as a JSON object (it always carries `"ok"`).
+    fn to_json(&self) -> Value;
+    /// The section for humans: lines ending in LF, without the title.
+    fn to_human(&self) -> String;
+}
+
+/// Run `check`.
+pub(crate) fn run(args: &CheckArgs) -> Result<Outcome, CliError> {
+    let workspace = Workspace::locate(args.workspace.as_deref())?;
+    // Topic validation (next issue) adds its section here.
+    let sections: Vec<Box<dyn Section>> = vec![Box::new(ArchivesSection::scan(&workspace))];
+    let failed = sections.iter().any(|s| s.failed());
+    if args.json {
+        let mut report = Map::new();
+        report.insert("workspace".to_owned(), Value::String(workspace.root.display().to_string()));
+        report.insert("ok".to_owned(), Value::Bool(!failed));
+        for section in &sections {
+            report.insert(section.name().to_owned(), section.to_json());
+        }
+        print_json(&Value::Object(report))?;
+    } else {
+        let mut out = format!("workspace: {}\n", workspace.root.display());
+        for section in &sections {
+            let verdict = if section.failed() { "FAILED" } else { "ok" };
+            out.push_str(&format!("\n{}: {verdict}\n", section.name()));
+            out.push_str(&section.to_human());
+        }
+        out.push_str(if failed { "\ncheck failed\n" } else { "\ncheck passed\n" });
+        print(&out)?;
+    }
+    Ok(if failed { Outcome::Findings } else { Outcome::Clean })
+}

@@ -1,0 +1,115 @@
+//! `scriptorium`: the command-line front end of the Scriptorium memory workspace.
+//!
+//! Top layer of the workspace: it reads files and prints reports; the formats live in
+//! the layers below. Today it depends on `scriptorium-archive-format` only.
+//!
+//! # Architecture invariants
+//!
+//! - Read-only: no verb here writes to the workspace.
+//! - Every failure is one stderr line `error[CODE]: message` with a stable `CLI_*`
+//!   code (docs/error-codes.md) and exit status 2; findings (an incomplete archive)
+//!   are exit status 1; success is 0. Nothing panics on bad input.
+#![forbid(unsafe_code)]
+// A binary's job is to print: stdout for reports, stderr for the one error line.
+#![allow(clippy::print_stdout, clippy::print_stderr, reason = "the binary's output is its interface")]
+
+mod archive_parse;
+mod archives;
+mod check;
+mod cli;
+mod error;
+mod legacy;
+mod listing;
+mod output;
+mod relative;
+mod scan_json;
+mod workspace;
+
+use std::process::ExitCode;
+
+use clap::Parser as _;
+use clap::error::ErrorKind;
+
+use crate::cli::{ArchiveCommand, Cli, Command};
+use crate::error::{CliError, CliErrorCode};
+
+/// Exit status: everything checked out.
+const EXIT_OK: u8 = 0;
+/// Exit status: the command ran and found a problem (an incomplete v2 archive).
+const EXIT_FINDINGS: u8 = 1;
+/// Exit status: bad usage or input; nothing was checked.
+const EXIT_ERROR: u8 = 2;
+
+/// What a command found, mapped to the exit status.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Outcome {
+    /// Everything complete.
+    Clean,
+    /// At least one problem was reported.
+    Findings,
+}
+
+fn main() -> ExitCode {
+    install_panic_hook();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => return clap_exit(&err),
+    };
+    match run(cli) {
+        Ok(Outcome::Clean) => ExitCode::from(EXIT_OK),
+        Ok(Outcome::Findings) => ExitCode::from(EXIT_FINDINGS),
+        Err(err) => {
+            eprintln!("{err}");
+            ExitCode::from(EXIT_ERROR)
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<Outcome, CliError> {
+    match cli.command {
+        Command::Archive(ArchiveCommand::Parse(args)) => archive_parse::run(&args),
+        Command::Check(args) => check::run(&args),
+    }
+}
+
+/// Help and version go to stdout with status 0; every real usage error becomes the
+/// one-line `error[CLI_USAGE]` form, so scripts see the same shape for every failure.
+fn clap_exit(err: &clap::Error) -> ExitCode {
+    if matches!(err.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+        return match output::print(&err.render().to_string()) {
+            Ok(()) => ExitCode::from(EXIT_OK),
+            Err(err) => {
+                eprintln!("{err}");
+                ExitCode::from(EXIT_ERROR)
+            }
+        };
+    }
+    let rendered = err.render().to_string();
+    let first = rendered.lines().map(str::trim).find(|line| !line.is_empty()).unwrap_or("invalid command line");
+    let detail = first.strip_prefix("error: ").unwrap_or(first);
+    let detail = if err.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+        "a command is required"
+    } else {
+        detail
+    };
+    eprintln!("{}", CliError::new(CliErrorCode::Usage, format!("{detail} (see `scriptorium --help`)")));
+    ExitCode::from(EXIT_ERROR)
+}
+
+/// A panic is a bug, but the user still gets one line in the documented shape rather
+/// than a backtrace (the exit status stays Rust's 101, distinct from 0/1/2).
+fn install_panic_hook() {
+    std::panic::set_hook(Box::new(|info| {
+        let location = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
+        let payload = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        eprintln!(
+            "{}",
+            CliError::new(CliErrorCode::Internal, format!("internal error{location}: {payload} (this is a bug)"))
+        );
+    }));
+}

@@ -1,0 +1,241 @@
+//! The normalization pipeline (spec 01 §6.9), one module per step, in the
+//! reference's order: relocation repair, evidence ids, orphan rebinding, invented
+//! block ids, new block ids, the per-file rewrite, pruning (after the decision-Q1
+//! check), strict parse and contract checks, and the install-time link rewrite.
+
+mod block_ids;
+mod contract;
+mod evidence;
+mod links;
+mod orphans;
+mod prune;
+mod relocation;
+mod rewrite;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+
+use crate::document::{Item, TopicDocument, render_lines, scan};
+use crate::error::{Violation, Violations};
+use crate::paths::{component_cmp, is_topic_path};
+use crate::source::{SourceLookup, SourceResolver};
+use crate::text::split_lines;
+use crate::tree::{Mode, ParsedTree, parse_documents};
+use crate::unit::Unit;
+
+pub use self::links::rewrite_links;
+
+/// Which committed block ids may disappear in this normalization.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Removal {
+    /// None: every committed id must still exist (as a block or a merge alias).
+    #[default]
+    Forbidden,
+    /// Any (the reference's `allow_removed`; the transaction decides when).
+    Allowed,
+    /// Only these ids (an explicit delete).
+    Only(BTreeSet<String>),
+}
+
+impl Removal {
+    fn allows(&self, id: &str) -> bool {
+        match self {
+            Removal::Forbidden => false,
+            Removal::Allowed => true,
+            Removal::Only(ids) => ids.contains(id),
+        }
+    }
+}
+
+/// Options of [`normalize`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct NormalizeOptions {
+    /// Which committed ids may be removed.
+    pub removal: Removal,
+    /// Run the install-time pass too: canonical source links in every definition and
+    /// current paths in every block link ([`rewrite_links`]).
+    pub rewrite_links: bool,
+}
+
+impl Default for NormalizeOptions {
+    fn default() -> Self {
+        NormalizeOptions { removal: Removal::Forbidden, rewrite_links: true }
+    }
+}
+
+impl NormalizeOptions {
+    /// Options with the given removal policy and the link rewrite on.
+    pub fn with_removal(removal: Removal) -> Self {
+        NormalizeOptions { removal, ..Self::default() }
+    }
+}
+
+/// The committed state normalization compares against: its unit ids and units.
+#[derive(Clone, Debug, Default)]
+pub struct Baseline {
+    ids: HashSet<String>,
+    units: HashMap<String, Unit>,
+}
+
+impl Baseline {
+    /// Nothing committed yet.
+    pub fn empty() -> Self {
+        Self::default()
+    }
+
+    /// The committed units (usually the strict or lenient parse of the committed tree).
+    pub fn from_units(units: impl IntoIterator<Item = Unit>) -> Self {
+        let mut baseline = Baseline::default();
+        for unit in units {
+            baseline.ids.insert(unit.memory_id.clone());
+            baseline.units.insert(unit.memory_id.clone(), unit);
+        }
+        baseline
+    }
+
+    /// Whether `id` is a committed unit id.
+    pub fn contains(&self, id: &str) -> bool {
+        self.ids.contains(id)
+    }
+
+    /// The committed unit with this id.
+    pub fn unit(&self, id: &str) -> Option<&Unit> {
+        self.units.get(id)
+    }
+
+    /// Every committed id, sorted.
+    pub fn ids(&self) -> BTreeSet<&str> {
+        self.ids.iter().map(String::as_str).collect()
+    }
+}
+
+/// What normalization produced.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Normalized {
+    /// The whole normalized topic tree (workspace-relative path → bytes), pruned
+    /// files left out.
+    pub files: BTreeMap<String, Vec<u8>>,
+    /// Staged files that pruning deleted (heading-only or blank topics).
+    pub pruned: Vec<String>,
+    /// New block ids: `"<path>#<n>"` (n-th newly identified paragraph of the file) → id.
+    pub block_id_map: BTreeMap<String, String>,
+    /// Local footnote labels (`e<digits>`, `new-evidence-…`) → minted `e-` ids.
+    pub evidence_id_map: BTreeMap<String, String>,
+    /// The strict parse of the result.
+    pub units: Vec<Unit>,
+}
+
+/// One staged file while the pipeline runs.
+#[derive(Clone, Debug)]
+pub(crate) struct Staged {
+    pub(crate) path: String,
+    pub(crate) lines: Vec<String>,
+}
+
+impl Staged {
+    fn items(&self) -> Vec<Item> {
+        scan(&self.lines)
+    }
+}
+
+/// Normalize a staged topic tree (every topic file, workspace-relative path → bytes)
+/// against the committed `baseline`. Returns every violation when the result would
+/// not be a valid tree.
+pub fn normalize<'f, L, I, P, B>(
+    staged: I,
+    baseline: &Baseline,
+    sources: &SourceResolver<L>,
+    options: &NormalizeOptions,
+) -> Result<Normalized, Violations>
+where
+    L: SourceLookup,
+    I: IntoIterator<Item = (&'f P, &'f B)>,
+    P: AsRef<str> + ?Sized + 'f,
+    B: AsRef<[u8]> + ?Sized + 'f,
+{
+    let mut violations = Vec::new();
+    let mut files = Vec::new();
+    for (path, bytes) in staged {
+        let path = path.as_ref();
+        if !is_topic_path(path) {
+            let detail = format!("not a topic path: {path}");
+            violations.push(Violation::new(crate::error::ErrorCode::InvalidPath, path, None, detail));
+            continue;
+        }
+        match TopicDocument::parse(path, bytes.as_ref()) {
+            Ok(document) => files.push(Staged { path: path.to_owned(), lines: document.into_lines() }),
+            Err(violation) => violations.push(violation),
+        }
+    }
+    if !violations.is_empty() {
+        return Err(Violations::new(violations));
+    }
+    files.sort_by(|a, b| component_cmp(&a.path, &b.path));
+
+    relocation::repair(&mut files, baseline, sources);
+    let evidence_id_map = evidence::mint(&files);
+    orphans::rebind(&mut files);
+    block_ids::drop_invented(&mut files, baseline);
+    let new_ids = block_ids::mint(&files, baseline);
+    rewrite::rewrite(&mut files, &evidence_id_map, &new_ids, sources);
+    let (pruned, mut violations) = prune::prune(&mut files);
+
+    let tree = parse_staged(&files, sources);
+    let q1: HashSet<(crate::error::ErrorCode, String, String)> =
+        violations.iter().map(|v| (v.code(), v.file().to_owned(), v.detail().to_owned())).collect();
+    let (documents, units, parse_violations) = tree.into_parts();
+    violations.extend(
+        parse_violations
+            .into_iter()
+            .filter(|v| !q1.contains(&(v.code(), v.file().to_owned(), v.detail().to_owned()))),
+    );
+    violations.extend(contract::check(&units, baseline, &options.removal));
+    if !violations.is_empty() {
+        return Err(Violations::new(violations));
+    }
+
+    let (files, units) = if options.rewrite_links {
+        let mut texts: BTreeMap<String, Vec<u8>> = documents.iter().map(|d| (d.path().to_owned(), d.render())).collect();
+        if rewrite_links(&mut texts, &units, sources) {
+            let reparsed = parse_tree(&texts, sources);
+            let (_, units, after) = reparsed.into_parts();
+            if !after.is_empty() {
+                return Err(Violations::new(after));
+            }
+            (texts, units)
+        } else {
+            (texts, units)
+        }
+    } else {
+        (documents.iter().map(|d| (d.path().to_owned(), d.render())).collect(), units)
+    };
+
+    let block_id_map = new_ids.map;
+    Ok(Normalized { files, pruned, block_id_map, evidence_id_map: evidence_id_map.into_map(), units })
+}
+
+fn parse_staged<L: SourceLookup>(files: &[Staged], sources: &SourceResolver<L>) -> ParsedTree {
+    let documents = files.iter().map(|f| TopicDocument::from_lines(&f.path, f.lines.clone())).collect();
+    parse_documents(documents, sources, Mode::Strict)
+}
+
+fn parse_tree<L: SourceLookup>(files: &BTreeMap<String, Vec<u8>>, sources: &SourceResolver<L>) -> ParsedTree {
+    crate::tree::parse_tree(files, sources, Mode::Strict)
+}
+
+/// Replace a file's lines by `text` split again (the reference joins, strips and
+/// re-reads).
+pub(crate) fn relines(text: &str) -> Vec<String> {
+    split_lines(text).into_iter().map(str::to_owned).collect()
+}
+
+/// `"\n".join(lines).rstrip() + "\n"` as lines again.
+pub(crate) fn finish(lines: &[String]) -> Vec<String> {
+    let text = render_lines(lines);
+    let trimmed = crate::text::rstrip(&text);
+    relines(trimmed)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,109 @@
+//! Step 7, pruning (spec 01 §6.8) preceded by the decision-Q1 check.
+//!
+//! The reference silently drops uncited prose in record-free sections and files.
+//! Here every paragraph must be a record (a block, or cite a definition of its file),
+//! and nothing but blank lines and headings may be pruned: anything else that pruning
+//! would drop is reported instead of deleted. Heading-only and blank topics are still
+//! removed.
+
+use std::collections::HashSet;
+
+use crate::document::{Item, ItemKind};
+use crate::error::{ErrorCode, Violation};
+use crate::normalize::{Staged, finish};
+use crate::paths::topic_relative;
+
+/// Prune every file; returns the paths of deleted files and the Q1 violations.
+pub(crate) fn prune(files: &mut Vec<Staged>) -> (Vec<String>, Vec<Violation>) {
+    let mut deleted = Vec::new();
+    let mut violations = Vec::new();
+    files.retain_mut(|file| {
+        let keep = prune_file(file, &mut violations);
+        if !keep {
+            deleted.push(file.path.clone());
+        }
+        keep
+    });
+    (deleted, violations)
+}
+
+/// Prune one file in place; `false` when the file must be deleted.
+fn prune_file(file: &mut Staged, violations: &mut Vec<Violation>) -> bool {
+    let items = file.items();
+    let path = file.path.as_str();
+    let defined: HashSet<&str> = items
+        .iter()
+        .filter_map(|item| match &item.kind {
+            ItemKind::Definition(d) => Some(d.id.as_str()),
+            _ => None,
+        })
+        .collect();
+    let mut records: Vec<&Item> = Vec::new();
+    for item in &items {
+        let ItemKind::Paragraph(paragraph) = &item.kind else { continue };
+        if !paragraph.ids.is_empty() || paragraph.cited().any(|id| defined.contains(id)) {
+            records.push(item);
+        } else {
+            let code = if paragraph.claims.is_empty() { ErrorCode::UncitedText } else { ErrorCode::MissingBlockId };
+            let detail = format!("memory block ID required: {}", topic_relative(path));
+            violations.push(Violation::new(code, path, Some(item.line_number()), detail));
+        }
+    }
+    let referenced: HashSet<&str> = records
+        .iter()
+        .filter_map(|item| match &item.kind {
+            ItemKind::Paragraph(p) => Some(p.cited()),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    let record_paths: Vec<&[String]> = records
+        .iter()
+        .filter_map(|item| match &item.kind {
+            ItemKind::Paragraph(p) => Some(p.headings.as_slice()),
+            _ => None,
+        })
+        .collect();
+
+    // A file without records is deleted whole; otherwise a line survives while its
+    // section (or an enclosing one) holds a record.
+    let has_records = !records.is_empty();
+    let mut active = true;
+    let mut stack: Vec<String> = Vec::new();
+    let mut kept: Vec<String> = Vec::new();
+    for item in &items {
+        let keep = match &item.kind {
+            ItemKind::Heading { level, text } => {
+                stack.truncate(level - 1);
+                stack.push(text.clone());
+                active = record_paths.iter().any(|p| p.starts_with(&stack));
+                active
+            }
+            ItemKind::Definition(d) => has_records && (active || referenced.contains(d.id.as_str())),
+            _ => has_records && active,
+        };
+        let lines = file.lines.get(item.start..item.end).unwrap_or_default();
+        if keep {
+            kept.extend(lines.iter().cloned());
+            continue;
+        }
+        let line = Some(item.line_number());
+        match &item.kind {
+            ItemKind::Definition(d) => {
+                let detail = format!("unused footnote definition: {}", d.id);
+                violations.push(Violation::new(ErrorCode::UnusedFootnote, path, line, detail));
+            }
+            ItemKind::Fence | ItemKind::Markup => {
+                let detail = format!("uncited text would be removed: {}", topic_relative(path));
+                violations.push(Violation::new(ErrorCode::UncitedText, path, line, detail));
+            }
+            // Blank lines and headings may go; paragraphs were reported above.
+            _ => {}
+        }
+    }
+    if !has_records {
+        return false;
+    }
+    file.lines = finish(&kept);
+    true
+}

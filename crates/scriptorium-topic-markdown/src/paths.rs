@@ -1,0 +1,122 @@
+//! Workspace-relative `/` paths: Python `posixpath.normpath`, `relpath`, `dirname`,
+//! the component-wise sort order (spec 01 §1.5), and link percent-coding.
+
+use std::cmp::Ordering;
+
+/// `posixpath.dirname`: everything before the last `/` (empty for a bare name).
+pub(crate) fn dirname(path: &str) -> &str {
+    path.rsplit_once('/').map_or("", |(head, _)| head)
+}
+
+/// `posixpath.basename`: everything after the last `/`.
+pub(crate) fn basename(path: &str) -> &str {
+    path.rsplit_once('/').map_or(path, |(_, tail)| tail)
+}
+
+/// `posixpath.normpath` for the paths this crate meets: drops empty and `.`
+/// components, folds `name/..`, keeps leading `..` of a relative path and drops them
+/// for an absolute one. The empty result is `.`.
+pub(crate) fn normpath(path: &str) -> String {
+    let absolute = path.starts_with('/');
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => match parts.last() {
+                Some(&last) if last != ".." => {
+                    parts.pop();
+                }
+                _ if absolute => {}
+                _ => parts.push(".."),
+            },
+            other => parts.push(other),
+        }
+    }
+    let joined = parts.join("/");
+    match (absolute, joined.is_empty()) {
+        (true, _) => format!("/{joined}"),
+        (false, true) => ".".to_owned(),
+        (false, false) => joined,
+    }
+}
+
+/// `normpath(dir + "/" + relative)`, with an empty `dir` meaning the root.
+pub(crate) fn join_normalized(dir: &str, relative: &str) -> String {
+    if dir.is_empty() || relative.starts_with('/') { normpath(relative) } else { normpath(&format!("{dir}/{relative}")) }
+}
+
+/// `posixpath.relpath(target, start)` for two normalized workspace-relative paths.
+pub(crate) fn relpath(target: &str, start: &str) -> String {
+    let split = |p: &'_ str| -> Vec<String> {
+        p.split('/').filter(|c| !c.is_empty() && *c != ".").map(str::to_owned).collect::<Vec<_>>()
+    };
+    let target_parts = split(target);
+    let start_parts = split(start);
+    let common = target_parts.iter().zip(&start_parts).take_while(|(a, b)| a == b).count();
+    let mut out: Vec<&str> = Vec::new();
+    out.extend(std::iter::repeat_n("..", start_parts.len().saturating_sub(common)));
+    out.extend(target_parts.iter().skip(common).map(String::as_str));
+    if out.is_empty() { ".".to_owned() } else { out.join("/") }
+}
+
+/// Compare two paths component by component (so `a/z.md` sorts before `a.md`).
+pub(crate) fn component_cmp(a: &str, b: &str) -> Ordering {
+    a.split('/').cmp(b.split('/'))
+}
+
+/// `urllib.parse.unquote`: `%XX` sequences decoded as UTF-8, invalid bytes replaced.
+pub(crate) fn percent_decode(text: &str) -> String {
+    if !text.contains('%') {
+        return text.to_owned();
+    }
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
+        let hex = bytes.get(i + 1..i + 3).and_then(|h| std::str::from_utf8(h).ok());
+        match (b, hex.and_then(|h| u8::from_str_radix(h, 16).ok())) {
+            (b'%', Some(decoded)) if hex.is_some_and(|h| h.bytes().all(|c| c.is_ascii_hexdigit())) => {
+                out.push(decoded);
+                i += 3;
+            }
+            _ => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// `urllib.parse.quote(path, safe="/._-")`: bytes outside `[A-Za-z0-9/._~-]`
+/// become `%XX` (uppercase; `~` is always safe in Python's `quote`).
+pub(crate) fn quote_link_path(path: &str) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::with_capacity(path.len());
+    for &b in path.as_bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'/' | b'.' | b'_' | b'-' | b'~') {
+            out.push(char::from(b));
+        } else {
+            let _ = write!(out, "%{b:02X}");
+        }
+    }
+    out
+}
+
+/// Whether `path` is a plain workspace-relative topic path: `topics/…/name.md` with no
+/// empty, `.` or `..` component.
+pub(crate) fn is_topic_path(path: &str) -> bool {
+    let mut parts = path.split('/');
+    parts.next() == Some("topics")
+        && path.ends_with(".md")
+        && path.split('/').count() >= 2
+        && path.split('/').all(|c| !c.is_empty() && c != "." && c != "..")
+}
+
+/// A topic path relative to `topics/` (the reference's `topic_path`).
+pub(crate) fn topic_relative(path: &str) -> &str {
+    path.strip_prefix("topics/").unwrap_or(path)
+}
+
+#[cfg(test)]
+mod tests;

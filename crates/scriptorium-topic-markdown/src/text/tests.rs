@@ -1,0 +1,37 @@
+//! `str.splitlines()` and strip parity with Python.
+
+use super::*;
+
+#[track_caller]
+fn check(text: &str, want: &[&str]) {
+    assert_eq!(split_lines(text), want, "splitlines({text:?})");
+}
+
+#[test]
+fn splitlines_matches_python() {
+    check("", &[]);
+    check("\n", &[""]);
+    check("a\n", &["a"]);
+    check("a\n\nb", &["a", "", "b"]);
+    check("a\u{2028}b\n\nc\u{c}d\u{85}e\r\nf\rg", &["a", "b", "", "c", "d", "e", "f", "g"]);
+    check("a\r\r\nb", &["a", "", "b"]);
+    check("x\u{b}y\u{1c}z\u{1d}w\u{1e}v\u{2029}", &["x", "y", "z", "w", "v"]);
+    // U+001F is whitespace for Python but not a line break.
+    check("x\u{1f}y", &["x\u{1f}y"]);
+}
+
+#[test]
+fn lazy_rest_mimics_lazy_group() {
+    assert_eq!(lazy_rest(""), None);
+    assert_eq!(lazy_rest("  "), Some(" "));
+    assert_eq!(lazy_rest("  a b  "), Some("a b"));
+    assert_eq!(lazy_rest("x"), Some("x"));
+}
+
+#[test]
+fn strip_uses_python_whitespace() {
+    assert_eq!(strip("\u{1f}\u{3000} a \u{a0}"), "a");
+    assert!(is_blank(" \t\u{3000}"));
+    assert!(!is_blank(" x "));
+    assert_eq!(sha256_hex_prefix("evidence|2024-03-15|openprogram/sess-7f2a/m1|0", 10), "b0440aa256");
+}

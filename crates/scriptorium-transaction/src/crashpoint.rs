@@ -1,0 +1,67 @@
+//! Named crash points for the child-process crash suite (spec 04 §C4 T1).
+//!
+//! `crashpoint!("name")` aborts the process on the n-th time the point is reached when
+//! the environment holds `SCRIPTORIUM_CRASH_AT=name:n`. The points are always compiled
+//! (so the suite tests the code that ships); when the variable is unset a point costs one
+//! `OnceLock` read, because the variable is looked up once per process.
+
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The environment variable that arms one crash point: `name:n` (n ≥ 1).
+pub const ENV: &str = "SCRIPTORIUM_CRASH_AT";
+
+/// Every crash point, in protocol order (docs/durability.md describes each).
+pub const POINTS: &[&str] = &[
+    "lock.acquired",
+    "stage.after_write",
+    "stage.after_fsync",
+    "journal.manifest_synced",
+    "journal.committed",
+    "install.after_rename",
+    "install.synced",
+    "cleanup.uncommitted",
+    "recovery.start",
+    "recovery.after_rename",
+    "recovery.synced",
+    "backup.quarantined",
+    "backup.restored",
+];
+
+struct Armed {
+    name: String,
+    nth: u64,
+    hits: AtomicU64,
+}
+
+static ARMED: OnceLock<Option<Armed>> = OnceLock::new();
+
+fn load() -> Option<Armed> {
+    let value = std::env::var(ENV).ok()?;
+    let (name, nth) = value.rsplit_once(':')?;
+    let nth = nth.parse().ok()?;
+    Some(Armed { name: name.to_owned(), nth, hits: AtomicU64::new(0) })
+}
+
+/// Count a pass through the point `name` and abort if it is the armed occurrence.
+/// Use the [`crashpoint!`](crate::crashpoint!) macro rather than calling this.
+pub fn hit(name: &'static str) {
+    debug_assert!(POINTS.contains(&name), "crash point `{name}` is missing from POINTS");
+    if let Some(armed) = ARMED.get_or_init(load)
+        && armed.name == name
+        && armed.hits.fetch_add(1, Ordering::SeqCst) + 1 == armed.nth
+    {
+        // abort(), not exit(): no destructors, no buffered writes, no lock release other
+        // than the kernel's, exactly like a crash.
+        std::process::abort();
+    }
+}
+
+/// Mark a named crash point (see the module documentation).
+#[macro_export]
+#[doc(hidden)]
+macro_rules! crashpoint {
+    ($name:literal) => {
+        $crate::crashpoint::hit($name)
+    };
+}
