@@ -6,6 +6,7 @@
 //!   `.ci/run` checks each of them alone, so that feature unification cannot hide a missing feature.
 //! - `fuzz list | run [TARGET…] [--budget 60s] | replay | merge TARGET | tmin TARGET ARTIFACT`: see `fuzz.rs`.
 //! - `bench [ARGS…]`: the criterion benchmarks of `scriptorium-benches`.
+//! - `gen-unicode-tables [--check]`: regenerate the retrieval tokenizer's frozen CPython tables (`unicode_tables.rs`).
 //!
 //! The tidy checks (layering, manifests, file hygiene, the error-code registry) are not a command:
 //! they are plain `#[test]`s in `tidy.rs`, so `cargo test --workspace` enforces them with no extra CI step.
@@ -20,6 +21,7 @@ mod bench;
 mod fuzz;
 #[cfg(test)]
 mod tidy;
+mod unicode_tables;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -52,6 +54,7 @@ commands:
   fuzz merge TARGET                    add coverage-increasing scratch inputs to fuzz/corpus/TARGET
   fuzz tmin TARGET ARTIFACT            minimise a crasher before committing it
   bench [ARGS...]                      cargo bench -p scriptorium-benches -- ARGS
+  gen-unicode-tables [--check]         regenerate the tokenizer tables from CPython (needs python3.11)
 ";
 
 /// Where the repository is and which cargo to call.
@@ -119,6 +122,7 @@ fn try_main() -> anyhow::Result<()> {
         }
         Some("fuzz") => fuzz::main(&ctx, &args[1..]),
         Some("bench") => bench::main(&ctx, &args[1..]),
+        Some("gen-unicode-tables") => unicode_tables::main(&ctx, &args[1..]),
         Some("help" | "-h" | "--help") => {
             print!("{USAGE}");
             Ok(())

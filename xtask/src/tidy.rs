@@ -69,6 +69,8 @@ const ALLOWED_EXTERNAL: &[(&str, &[&str])] = &[
             "serde_json",
             // The journal manifest records the old and new SHA-256 of every file it installs (spec 04 C2).
             "sha2",
+            // Git history without a git binary (decision "history", 05-dependencies §A7); no gix type in the API.
+            "gix",
         ],
     ),
     (

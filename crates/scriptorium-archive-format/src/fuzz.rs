@@ -39,8 +39,10 @@ pub fn check_bytes(data: &[u8]) {
     check_bytes_at(data, &path);
 }
 
-/// [`check_bytes`] for an archive read at `path`. Returns whether every frame, and so
-/// the consumed prefix, was in the writer's canonical form.
+/// [`check_bytes`] for an archive read at `path`. Returns whether re-rendering the
+/// frames reproduced the consumed prefix byte for byte; it does not when a frame spells
+/// its count with leading zeros or carries a pre-tier `origin_scope` meta token, the
+/// two places where the grammar accepts a second spelling.
 pub fn check_bytes_at(data: &[u8], path: &str) -> bool {
     let parsed = parse_bytes(data, path);
     check_shape(data, path, &parsed);

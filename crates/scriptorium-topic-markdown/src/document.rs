@@ -163,6 +163,11 @@ impl TopicDocument {
         TopicDocument { path: path.to_owned(), lines, items }
     }
 
+    /// A document from lines and the items [`scan`] found in them.
+    pub(crate) fn from_parts(path: &str, lines: Vec<String>, items: Vec<Item>) -> Self {
+        TopicDocument { path: path.to_owned(), lines, items }
+    }
+
     /// The workspace-relative path (`topics/…`).
     pub fn path(&self) -> &str {
         &self.path
@@ -176,6 +181,11 @@ impl TopicDocument {
     /// Give up the lines.
     pub fn into_lines(self) -> Vec<String> {
         self.lines
+    }
+
+    /// Give up the path, lines and items.
+    pub(crate) fn into_parts(self) -> (String, Vec<String>, Vec<Item>) {
+        (self.path, self.lines, self.items)
     }
 
     /// Every item, in file order.
@@ -251,8 +261,10 @@ pub(crate) fn scan<S: AsRef<str>>(lines: &[S]) -> Vec<Item> {
     let mut fence: Option<usize> = None;
     let close = |items: &mut Vec<Item>, paragraph: &mut Option<(usize, Vec<String>)>, end: usize| {
         if let Some((start, headings)) = paragraph.take() {
-            let joined = lines.get(start..end).unwrap_or_default().iter().map(AsRef::as_ref).collect::<Vec<_>>();
-            let text = strip(&joined.join("\n")).to_owned();
+            let text = match lines.get(start..end).unwrap_or_default() {
+                [one] => strip(one.as_ref()).to_owned(),
+                many => strip(&many.iter().map(AsRef::as_ref).collect::<Vec<_>>().join("\n")).to_owned(),
+            };
             items.push(Item { kind: ItemKind::Paragraph(Paragraph::new(text, headings)), start, end });
         }
     };

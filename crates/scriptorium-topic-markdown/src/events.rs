@@ -3,12 +3,14 @@
 //!
 //! Each citation group of a block paragraph is one claim event. The reader is
 //! lenient: it never fails, a repeated definition id takes the last definition, and
-//! undefined citations or unresolvable links simply contribute nothing.
+//! undefined citations or unresolvable links simply contribute nothing. The text is
+//! cleaned by the archive layer's `clean_retrieval_text`, so source and topic events
+//! index prose the same way.
+
+use scriptorium_archive_format::clean_retrieval_text;
 
 use crate::document::TopicDocument;
 use crate::source::{SourceLookup, SourceResolver};
-use crate::syntax::links;
-use crate::text::collapse_whitespace;
 use crate::tree::resolve_definitions;
 
 /// One claim of a topic block, as the retrieval index stores it.
@@ -55,7 +57,7 @@ pub fn topic_events<L: SourceLookup>(document: &TopicDocument, sources: &SourceR
                     }
                 }
             }
-            let text = clean_text(&claim.text);
+            let text = clean_retrieval_text(&claim.text);
             if text.is_empty() || refs.is_empty() {
                 continue;
             }
@@ -73,28 +75,6 @@ pub fn topic_events<L: SourceLookup>(document: &TopicDocument, sources: &SourceR
         }
     }
     events
-}
-
-/// Retrieval text: Markdown links reduced to their label, HTML comments removed,
-/// whitespace collapsed.
-fn clean_text(text: &str) -> String {
-    let mut without_comments = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(open) = rest.find("<!--") {
-        let Some(close) = rest.get(open + 4..).and_then(|after| after.find("-->")) else { break };
-        without_comments.push_str(rest.get(..open).unwrap_or_default());
-        rest = rest.get(open + 4 + close + 3..).unwrap_or_default();
-    }
-    without_comments.push_str(rest);
-    let mut reduced = String::with_capacity(without_comments.len());
-    let mut at = 0;
-    for link in links(&without_comments) {
-        reduced.push_str(without_comments.get(at..link.start).unwrap_or_default());
-        reduced.push_str(link.label);
-        at = link.end;
-    }
-    reduced.push_str(without_comments.get(at..).unwrap_or_default());
-    collapse_whitespace(&reduced)
 }
 
 #[cfg(test)]

@@ -71,8 +71,13 @@ pub fn check_tree(files: &BTreeMap<String, Vec<u8>>) {
     let committed = Baseline::from_units(first.units.clone());
     let second = normalize(&first.files, &committed, &sources, &NormalizeOptions::default())
         .expect("a normalized tree normalizes again");
-    assert_eq!(second.files, first.files, "normalize is not idempotent");
+    assert_eq!(text_of(&second.files), text_of(&first.files), "normalize is not idempotent");
     assert!(second.block_id_map.is_empty() && second.evidence_id_map.is_empty(), "second pass minted ids");
+}
+
+/// The tree as text, so that a failing comparison is readable.
+fn text_of(files: &BTreeMap<String, Vec<u8>>) -> BTreeMap<&str, String> {
+    files.iter().map(|(path, bytes)| (path.as_str(), String::from_utf8_lossy(bytes).into_owned())).collect()
 }
 
 /// A normalized tree: strictly valid, and every file renders back to its bytes.

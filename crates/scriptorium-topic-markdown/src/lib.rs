@@ -44,6 +44,7 @@ mod definition;
 mod document;
 mod error;
 mod events;
+mod hash;
 mod normalize;
 mod paths;
 mod source;
@@ -58,9 +59,7 @@ mod unit;
 pub mod fuzz;
 
 pub use crate::definition::{Definition, DefinitionForm, SourceLink, parse_definition, render_definition};
-pub use crate::document::{
-    Claim, Item, ItemKind, Paragraph, ParagraphSpan, TopicDocument, paragraph_spans, render,
-};
+pub use crate::document::{Claim, Item, ItemKind, Paragraph, ParagraphSpan, TopicDocument, paragraph_spans, render};
 pub use crate::error::{ErrorCode, Violation, Violations};
 pub use crate::events::{TopicEvent, topic_events};
 pub use crate::normalize::{Baseline, NormalizeOptions, Normalized, Removal, normalize, rewrite_links};

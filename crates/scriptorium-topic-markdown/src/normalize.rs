@@ -12,14 +12,15 @@ mod prune;
 mod relocation;
 mod rewrite;
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 
-use crate::document::{Item, TopicDocument, render_lines, scan};
+use crate::document::{Item, TopicDocument, scan};
 use crate::error::{Violation, Violations};
+use crate::hash::{FastMap, FastSet};
 use crate::paths::{component_cmp, is_topic_path};
 use crate::source::{SourceLookup, SourceResolver};
-use crate::text::split_lines;
-use crate::tree::{Mode, ParsedTree, parse_documents};
+use crate::text::{is_blank, rstrip};
+use crate::tree::{Mode, parse_documents};
 use crate::unit::Unit;
 
 pub use self::links::rewrite_links;
@@ -74,8 +75,8 @@ impl NormalizeOptions {
 /// The committed state normalization compares against: its unit ids and units.
 #[derive(Clone, Debug, Default)]
 pub struct Baseline {
-    ids: HashSet<String>,
-    units: HashMap<String, Unit>,
+    ids: FastSet<String>,
+    units: FastMap<String, Unit>,
 }
 
 impl Baseline {
@@ -104,6 +105,11 @@ impl Baseline {
         self.units.get(id)
     }
 
+    /// Every committed id, in no particular order.
+    pub(crate) fn id_iter(&self) -> impl Iterator<Item = &str> {
+        self.ids.iter().map(String::as_str)
+    }
+
     /// Every committed id, sorted.
     pub fn ids(&self) -> BTreeSet<&str> {
         self.ids.iter().map(String::as_str).collect()
@@ -126,16 +132,56 @@ pub struct Normalized {
     pub units: Vec<Unit>,
 }
 
-/// One staged file while the pipeline runs.
+/// One staged file while the pipeline runs: its lines and their items, kept in step.
+///
+/// Invariant: `items == scan(&lines)`; every step that edits lines goes through
+/// [`Staged::set_lines`], which rescans only when something changed, so a tree that is
+/// already normal is scanned once.
 #[derive(Clone, Debug)]
 pub(crate) struct Staged {
     pub(crate) path: String,
-    pub(crate) lines: Vec<String>,
+    lines: Vec<String>,
+    items: Vec<Item>,
 }
 
 impl Staged {
-    fn items(&self) -> Vec<Item> {
-        scan(&self.lines)
+    fn from_document(document: TopicDocument) -> Self {
+        let (path, lines, items) = document.into_parts();
+        Staged { path, lines, items }
+    }
+
+    pub(crate) fn lines(&self) -> &[String] {
+        &self.lines
+    }
+
+    pub(crate) fn items(&self) -> &[Item] {
+        &self.items
+    }
+
+    /// Replace the lines (rescanning when they differ).
+    pub(crate) fn set_lines(&mut self, lines: Vec<String>) {
+        if lines != self.lines {
+            self.items = scan(&lines);
+            self.lines = lines;
+        }
+    }
+
+    /// Apply `(line index, new text)` replacements.
+    pub(crate) fn replace_lines(&mut self, replacements: Vec<(usize, String)>) {
+        if replacements.is_empty() {
+            return;
+        }
+        let mut lines = self.lines.clone();
+        for (index, text) in replacements {
+            if let Some(slot) = lines.get_mut(index) {
+                *slot = text;
+            }
+        }
+        self.set_lines(lines);
+    }
+
+    fn into_document(self) -> TopicDocument {
+        TopicDocument::from_parts(&self.path, self.lines, self.items)
     }
 }
 
@@ -164,7 +210,7 @@ where
             continue;
         }
         match TopicDocument::parse(path, bytes.as_ref()) {
-            Ok(document) => files.push(Staged { path: path.to_owned(), lines: document.into_lines() }),
+            Ok(document) => files.push(Staged::from_document(document)),
             Err(violation) => violations.push(violation),
         }
     }
@@ -181,60 +227,48 @@ where
     rewrite::rewrite(&mut files, &evidence_id_map, &new_ids, sources);
     let (pruned, mut violations) = prune::prune(&mut files);
 
-    let tree = parse_staged(&files, sources);
-    let q1: HashSet<(crate::error::ErrorCode, String, String)> =
+    let documents: Vec<TopicDocument> = files.into_iter().map(Staged::into_document).collect();
+    let tree = parse_documents(documents, sources, Mode::Strict);
+    let q1: FastSet<(crate::error::ErrorCode, String, String)> =
         violations.iter().map(|v| (v.code(), v.file().to_owned(), v.detail().to_owned())).collect();
-    let (documents, units, parse_violations) = tree.into_parts();
+    let (mut documents, mut units, parse_violations) = tree.into_parts();
     violations.extend(
-        parse_violations
-            .into_iter()
-            .filter(|v| !q1.contains(&(v.code(), v.file().to_owned(), v.detail().to_owned()))),
+        parse_violations.into_iter().filter(|v| !q1.contains(&(v.code(), v.file().to_owned(), v.detail().to_owned()))),
     );
     violations.extend(contract::check(&units, baseline, &options.removal));
     if !violations.is_empty() {
         return Err(Violations::new(violations));
     }
 
-    let (files, units) = if options.rewrite_links {
-        let mut texts: BTreeMap<String, Vec<u8>> = documents.iter().map(|d| (d.path().to_owned(), d.render())).collect();
-        if rewrite_links(&mut texts, &units, sources) {
-            let reparsed = parse_tree(&texts, sources);
-            let (_, units, after) = reparsed.into_parts();
-            if !after.is_empty() {
-                return Err(Violations::new(after));
-            }
-            (texts, units)
-        } else {
-            (texts, units)
+    if options.rewrite_links && links::rewrite_documents(&mut documents, &units, sources) {
+        let (again, reparsed, after) = parse_documents(documents, sources, Mode::Strict).into_parts();
+        if !after.is_empty() {
+            return Err(Violations::new(after));
         }
-    } else {
-        (documents.iter().map(|d| (d.path().to_owned(), d.render())).collect(), units)
-    };
-
+        documents = again;
+        units = reparsed;
+    }
+    let files = documents.iter().map(|d| (d.path().to_owned(), d.render())).collect();
     let block_id_map = new_ids.map;
     Ok(Normalized { files, pruned, block_id_map, evidence_id_map: evidence_id_map.into_map(), units })
 }
 
-fn parse_staged<L: SourceLookup>(files: &[Staged], sources: &SourceResolver<L>) -> ParsedTree {
-    let documents = files.iter().map(|f| TopicDocument::from_lines(&f.path, f.lines.clone())).collect();
-    parse_documents(documents, sources, Mode::Strict)
+/// Whether [`finish`] would change `lines`.
+pub(crate) fn needs_finish(lines: &[String]) -> bool {
+    lines.last().is_some_and(|last| last.is_empty() || rstrip(last).len() != last.len())
 }
 
-fn parse_tree<L: SourceLookup>(files: &BTreeMap<String, Vec<u8>>, sources: &SourceResolver<L>) -> ParsedTree {
-    crate::tree::parse_tree(files, sources, Mode::Strict)
-}
-
-/// Replace a file's lines by `text` split again (the reference joins, strips and
-/// re-reads).
-pub(crate) fn relines(text: &str) -> Vec<String> {
-    split_lines(text).into_iter().map(str::to_owned).collect()
-}
-
-/// `"\n".join(lines).rstrip() + "\n"` as lines again.
-pub(crate) fn finish(lines: &[String]) -> Vec<String> {
-    let text = render_lines(lines);
-    let trimmed = crate::text::rstrip(&text);
-    relines(trimmed)
+/// `"\n".join(lines).rstrip() + "\n"` as lines again: trailing blank lines go and the
+/// last line is right-stripped (lines hold no line breaks, so this is the same).
+pub(crate) fn finish(mut lines: Vec<String>) -> Vec<String> {
+    while lines.last().is_some_and(|line| is_blank(line)) {
+        lines.pop();
+    }
+    if let Some(last) = lines.last_mut() {
+        let keep = rstrip(last).len();
+        last.truncate(keep);
+    }
+    lines
 }
 
 #[cfg(test)]

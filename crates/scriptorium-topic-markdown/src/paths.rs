@@ -42,21 +42,28 @@ pub(crate) fn normpath(path: &str) -> String {
 
 /// `normpath(dir + "/" + relative)`, with an empty `dir` meaning the root.
 pub(crate) fn join_normalized(dir: &str, relative: &str) -> String {
-    if dir.is_empty() || relative.starts_with('/') { normpath(relative) } else { normpath(&format!("{dir}/{relative}")) }
+    if dir.is_empty() || relative.starts_with('/') {
+        normpath(relative)
+    } else {
+        normpath(&format!("{dir}/{relative}"))
+    }
 }
 
 /// `posixpath.relpath(target, start)` for two normalized workspace-relative paths.
 pub(crate) fn relpath(target: &str, start: &str) -> String {
-    let split = |p: &'_ str| -> Vec<String> {
-        p.split('/').filter(|c| !c.is_empty() && *c != ".").map(str::to_owned).collect::<Vec<_>>()
-    };
-    let target_parts = split(target);
-    let start_parts = split(start);
+    let target_parts: Vec<&str> = target.split('/').filter(|c| !c.is_empty() && *c != ".").collect();
+    let start_parts: Vec<&str> = start.split('/').filter(|c| !c.is_empty() && *c != ".").collect();
     let common = target_parts.iter().zip(&start_parts).take_while(|(a, b)| a == b).count();
-    let mut out: Vec<&str> = Vec::new();
-    out.extend(std::iter::repeat_n("..", start_parts.len().saturating_sub(common)));
-    out.extend(target_parts.iter().skip(common).map(String::as_str));
-    if out.is_empty() { ".".to_owned() } else { out.join("/") }
+    let mut out = String::with_capacity(target.len() + 3 * start_parts.len());
+    for _ in common..start_parts.len() {
+        out.push_str("../");
+    }
+    for part in target_parts.iter().skip(common) {
+        out.push_str(part);
+        out.push('/');
+    }
+    out.pop();
+    if out.is_empty() { ".".to_owned() } else { out }
 }
 
 /// Compare two paths component by component (so `a/z.md` sorts before `a.md`).

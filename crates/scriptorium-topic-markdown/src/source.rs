@@ -6,14 +6,15 @@
 //! benchmark file, its `<a id>` anchors and runtime header pairs).
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use scriptorium_archive_format::{
-    TrustState, is_v2_source_path, is_valid_v2_source_id, legacy_location, parse_bytes, source_anchor,
-    split_source_id, v2_location,
+    TrustState, is_v2_source_path, is_valid_v2_source_id, legacy_location, parse_bytes, source_anchor, split_source_id,
+    v2_location,
 };
 
+use crate::hash::{FastMap, FastSet};
 use crate::paths::{dirname, join_normalized, relpath};
 use crate::text::strip;
 
@@ -62,6 +63,14 @@ impl SourceLookup for MemorySources {
     }
 }
 
+/// A resolved link target: its source id, and whether the target text is already the
+/// canonical relative link to it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Target {
+    pub(crate) id: String,
+    pub(crate) canonical: bool,
+}
+
 /// A source file the lookup could not read.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SourceReadError {
@@ -84,11 +93,17 @@ impl std::error::Error for SourceReadError {}
 enum SourceFile {
     Missing,
     Unreadable(String),
-    /// A v2 archive: anchor → id and id → trust of its valid frames.
-    V2 { by_anchor: HashMap<String, String>, trust: HashMap<String, TrustState> },
+    /// A v2 archive: anchor → id, and id → (anchor, trust), of its valid frames.
+    V2 {
+        by_anchor: FastMap<String, String>,
+        frames: FastMap<String, (String, TrustState)>,
+    },
     /// Any other file: every `<a id="X"></a>` anchor, and runtime header pairs
     /// (`<a id>` line followed by a `source-id` line) whose legacy location is this file.
-    Plain { anchors: HashSet<String>, pairs: HashMap<String, String> },
+    Plain {
+        anchors: FastSet<String>,
+        pairs: FastMap<String, String>,
+    },
 }
 
 /// Resolves citation targets and source ids against a [`SourceLookup`], reading each
@@ -99,13 +114,22 @@ enum SourceFile {
 #[derive(Debug)]
 pub struct SourceResolver<L> {
     lookup: L,
-    files: RefCell<HashMap<String, Rc<SourceFile>>>,
+    files: RefCell<FastMap<String, Rc<SourceFile>>>,
+    /// Resolved targets per topic directory: many definitions repeat the same link.
+    targets: RefCell<FastMap<String, FastMap<String, Option<Target>>>>,
+    /// Canonical relative links per topic directory and source id.
+    links: RefCell<FastMap<String, FastMap<String, Option<String>>>>,
 }
 
 impl<L: SourceLookup> SourceResolver<L> {
     /// A resolver over `lookup` with an empty cache.
     pub fn new(lookup: L) -> Self {
-        SourceResolver { lookup, files: RefCell::new(HashMap::new()) }
+        SourceResolver {
+            lookup,
+            files: RefCell::new(FastMap::default()),
+            targets: RefCell::new(FastMap::default()),
+            links: RefCell::new(FastMap::default()),
+        }
     }
 
     /// The lookup this resolver reads from.
@@ -132,13 +156,40 @@ impl<L: SourceLookup> SourceResolver<L> {
     /// runtime header pair (legacy); a final `#d<c>-<t>` fragment means `D<c>:<t>`.
     /// `Ok(None)` means the target is invalid.
     pub fn resolve_target(&self, topic_path: &str, target: &str) -> Result<Option<String>, SourceReadError> {
+        Ok(self.resolve_with_link(topic_path, target)?.map(|resolved| resolved.id))
+    }
+
+    /// [`Self::resolve_target`], also telling whether `target` already is the
+    /// canonical relative link of the id it resolves to (memoized per directory).
+    pub(crate) fn resolve_with_link(&self, topic_path: &str, target: &str) -> Result<Option<Target>, SourceReadError> {
+        let dir = dirname(topic_path);
+        if let Some(known) = self.targets.borrow().get(dir).and_then(|targets| targets.get(target)) {
+            return Ok(known.clone());
+        }
+        let resolved = match self.resolve_uncached(dir, target)? {
+            Some(id) => {
+                let canonical = self.relative_link(topic_path, &id)?.is_some_and(|link| link == target);
+                Some(Target { id, canonical })
+            }
+            None => None,
+        };
+        let mut cache = self.targets.borrow_mut();
+        let targets = match cache.get_mut(dir) {
+            Some(targets) => targets,
+            None => cache.entry(dir.to_owned()).or_default(),
+        };
+        targets.insert(target.to_owned(), resolved.clone());
+        Ok(resolved)
+    }
+
+    fn resolve_uncached(&self, dir: &str, target: &str) -> Result<Option<String>, SourceReadError> {
         let target = strip(target);
         if is_plain_handle(target) {
             return Ok(Some(target.to_owned()));
         }
         let (path, fragment) = target.split_once('#').unwrap_or((target, ""));
         if !path.is_empty() && !path.starts_with('/') {
-            let joined = join_normalized(dirname(topic_path), path);
+            let joined = join_normalized(dir, path);
             if is_under_sources(&joined) {
                 let found = match &*self.file(&joined)? {
                     SourceFile::V2 { by_anchor, .. } => by_anchor.get(fragment).cloned(),
@@ -166,10 +217,11 @@ impl<L: SourceLookup> SourceResolver<L> {
             return Ok(None);
         }
         if let Some(path) = v2_location(id)
-            && let SourceFile::V2 { trust, .. } = &*self.file(&path)?
-            && trust.contains_key(id)
+            && let SourceFile::V2 { frames, .. } = &*self.file(&path)?
+            && let Some((anchor, _)) = frames.get(id)
         {
-            return Ok(Some((path, source_anchor(id))));
+            let anchor = anchor.clone();
+            return Ok(Some((path, anchor)));
         }
         if let Some(path) = legacy_location(id) {
             let anchor = source_anchor(id);
@@ -188,7 +240,18 @@ impl<L: SourceLookup> SourceResolver<L> {
     /// The canonical relative link from the topic file `topic_path` to the source id:
     /// `../…/sources/<p>/_v2/<t>.md#source-<16 hex>` (or the legacy / `D` location).
     pub fn relative_link(&self, topic_path: &str, id: &str) -> Result<Option<String>, SourceReadError> {
-        Ok(self.locate(id)?.map(|(path, anchor)| format!("{}#{anchor}", relpath(&path, dirname(topic_path)))))
+        let dir = dirname(topic_path);
+        if let Some(known) = self.links.borrow().get(dir).and_then(|links| links.get(id)) {
+            return Ok(known.clone());
+        }
+        let link = self.locate(id)?.map(|(path, anchor)| format!("{}#{anchor}", relpath(&path, dir)));
+        let mut cache = self.links.borrow_mut();
+        let links = match cache.get_mut(dir) {
+            Some(links) => links,
+            None => cache.entry(dir.to_owned()).or_default(),
+        };
+        links.insert(id.to_owned(), link.clone());
+        Ok(link)
     }
 
     /// The trust state of the valid v2 frame for `id` (absent metadata counts as
@@ -196,7 +259,7 @@ impl<L: SourceLookup> SourceResolver<L> {
     pub fn trust(&self, id: &str) -> Result<Option<TrustState>, SourceReadError> {
         let Some(path) = v2_location(id) else { return Ok(None) };
         Ok(match &*self.file(&path)? {
-            SourceFile::V2 { trust, .. } => trust.get(id).copied(),
+            SourceFile::V2 { frames, .. } => frames.get(id).map(|(_, trust)| *trust),
             _ => None,
         })
     }
@@ -226,7 +289,7 @@ pub(crate) fn split_d_handle(id: &str) -> Option<(&str, &str)> {
 
 /// A plain source handle: `D\d+:\d+`, or a valid v2 source id without `#`.
 pub(crate) fn is_plain_handle(target: &str) -> bool {
-    split_d_handle(target).is_some() || (is_valid_v2_source_id(target) && !target.contains('#'))
+    split_d_handle(target).is_some() || (!target.contains('#') && is_valid_v2_source_id(target))
 }
 
 /// A final `#d<c>-<t>` fragment (case-insensitive `d`) as `D<c>:<t>`.
@@ -246,17 +309,18 @@ fn is_under_sources(path: &str) -> bool {
 fn scan_file(path: &str, bytes: &[u8]) -> SourceFile {
     if is_v2_source_path(path) {
         let parsed = parse_bytes(bytes, path);
-        let mut by_anchor = HashMap::with_capacity(parsed.frames.len());
-        let mut trust = HashMap::with_capacity(parsed.frames.len());
+        let mut by_anchor = FastMap::with_capacity_and_hasher(parsed.frames.len(), Default::default());
+        let mut frames = FastMap::with_capacity_and_hasher(parsed.frames.len(), Default::default());
         for frame in &parsed.frames {
-            by_anchor.insert(source_anchor(frame.source_id), frame.source_id.to_owned());
-            trust.insert(frame.source_id.to_owned(), frame.effective_meta().trust_state);
+            let anchor = source_anchor(frame.source_id);
+            by_anchor.insert(anchor.clone(), frame.source_id.to_owned());
+            frames.insert(frame.source_id.to_owned(), (anchor, frame.effective_meta().trust_state));
         }
-        return SourceFile::V2 { by_anchor, trust };
+        return SourceFile::V2 { by_anchor, frames };
     }
     let text = String::from_utf8_lossy(bytes);
-    let mut anchors = HashSet::new();
-    let mut pairs = HashMap::new();
+    let mut anchors = FastSet::default();
+    let mut pairs = FastMap::default();
     let mut previous_anchor: Option<&str> = None;
     for line in text.split('\n') {
         let line = strip(line);

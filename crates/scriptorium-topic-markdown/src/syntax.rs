@@ -261,10 +261,7 @@ pub(crate) fn has_spaced_final_id(line: &str) -> bool {
     if id_start == body.len() {
         return false;
     }
-    body.get(..id_start)
-        .and_then(|s| s.strip_suffix('^'))
-        .and_then(|s| s.chars().next_back())
-        .is_some_and(is_space)
+    body.get(..id_start).and_then(|s| s.strip_suffix('^')).and_then(|s| s.chars().next_back()).is_some_and(is_space)
 }
 
 #[cfg(test)]

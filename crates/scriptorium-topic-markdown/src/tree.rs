@@ -1,10 +1,9 @@
 //! Parse a whole topic tree into units, collecting every violation (spec 01 §6.3–§6.7).
 
-use std::collections::{HashMap, HashSet};
-
 use crate::definition::Definition;
 use crate::document::{Paragraph, TopicDocument};
 use crate::error::{ErrorCode, Violation, Violations};
+use crate::hash::{FastMap, FastSet};
 use crate::paths::{component_cmp, is_topic_path, topic_relative};
 use crate::source::{SourceLookup, SourceResolver};
 use crate::syntax::block_links;
@@ -95,7 +94,7 @@ pub fn parse_documents<L: SourceLookup>(
     mode: Mode,
 ) -> ParsedTree {
     documents.sort_by(|a, b| component_cmp(a.path(), b.path()));
-    let mut builder = Builder { sources, mode, units: Vec::new(), seen: HashSet::new(), violations: Vec::new() };
+    let mut builder = Builder { sources, mode, units: Vec::new(), seen: FastSet::default(), violations: Vec::new() };
     for document in &documents {
         builder.document(document);
     }
@@ -115,9 +114,9 @@ pub(crate) fn resolve_definitions<'d, L: SourceLookup>(
     sources: &SourceResolver<L>,
     mut violations: Option<&mut Vec<Violation>>,
     last_wins: bool,
-) -> HashMap<&'d str, Resolved<'d>> {
+) -> FastMap<&'d str, Resolved<'d>> {
     let path = document.path();
-    let mut map: HashMap<&str, Resolved<'_>> = HashMap::new();
+    let mut map: FastMap<&str, Resolved<'_>> = FastMap::default();
     for (item, definition) in document.definitions() {
         let line = Some(item.line_number());
         let mut push = |code, detail: String| {
@@ -162,7 +161,7 @@ struct Builder<'s, L> {
     sources: &'s SourceResolver<L>,
     mode: Mode,
     units: Vec<Unit>,
-    seen: HashSet<String>,
+    seen: FastSet<String>,
     violations: Vec<Violation>,
 }
 
@@ -171,7 +170,7 @@ impl<L: SourceLookup> Builder<'_, L> {
         let path = document.path();
         let strict = self.mode == Mode::Strict;
         let definitions = resolve_definitions(document, self.sources, Some(&mut self.violations), false);
-        let mut used: HashSet<&str> = HashSet::new();
+        let mut used: FastSet<&str> = FastSet::default();
         for (item, paragraph) in document.paragraphs() {
             let line = item.line_number();
             used.extend(paragraph.cited());
@@ -202,7 +201,7 @@ impl<L: SourceLookup> Builder<'_, L> {
         path: &str,
         line: usize,
         paragraph: &Paragraph,
-        definitions: &HashMap<&str, Resolved<'_>>,
+        definitions: &FastMap<&str, Resolved<'_>>,
         strict: bool,
     ) {
         let block_id = paragraph.block_id().unwrap_or_default();
@@ -215,9 +214,12 @@ impl<L: SourceLookup> Builder<'_, L> {
             for citation in &claim.citations {
                 match definitions.get(citation.as_str()) {
                     Some(resolved) => evidence.push(annotation(citation, claim.quote(), resolved)),
-                    None => {
-                        self.violate(ErrorCode::UndefinedFootnote, path, line, format!("undefined footnote: {citation}"))
-                    }
+                    None => self.violate(
+                        ErrorCode::UndefinedFootnote,
+                        path,
+                        line,
+                        format!("undefined footnote: {citation}"),
+                    ),
                 }
             }
         }
@@ -233,24 +235,27 @@ impl<L: SourceLookup> Builder<'_, L> {
         let relation_targets = relation_targets(&content);
         let when = evidence.iter().find_map(|e: &Evidence| e.when.clone());
         let (source_refs, source_labels, source_links) = union_sources(&evidence);
-        for id in &paragraph.ids {
-            let kind = if id == block_id { UnitKind::Block } else { UnitKind::Alias { of: block_id.to_owned() } };
-            self.push(Unit {
-                memory_id: id.clone(),
-                kind,
-                path: path.to_owned(),
-                line,
-                headings: paragraph.headings.clone(),
-                content: content.clone(),
-                evidence: evidence.clone(),
-                source_refs: source_refs.clone(),
-                source_labels: source_labels.clone(),
-                source_links: source_links.clone(),
-                relation_targets: relation_targets.clone(),
-                when: when.clone(),
-                created_order: 0,
-            });
+        let unit = Unit {
+            memory_id: block_id.to_owned(),
+            kind: UnitKind::Block,
+            path: path.to_owned(),
+            line,
+            headings: paragraph.headings.clone(),
+            content,
+            evidence,
+            source_refs,
+            source_labels,
+            source_links,
+            relation_targets,
+            when,
+            created_order: 0,
+        };
+        // Aliases come first, in run order; they share everything but their id.
+        for alias in paragraph.ids.iter().take(paragraph.ids.len().saturating_sub(1)) {
+            let kind = UnitKind::Alias { of: block_id.to_owned() };
+            self.push(Unit { memory_id: alias.clone(), kind, ..unit.clone() });
         }
+        self.push(unit);
     }
 
     fn legacy(
@@ -258,7 +263,7 @@ impl<L: SourceLookup> Builder<'_, L> {
         path: &str,
         line: usize,
         paragraph: &Paragraph,
-        definitions: &HashMap<&str, Resolved<'_>>,
+        definitions: &FastMap<&str, Resolved<'_>>,
         strict: bool,
     ) {
         let mut found = false;

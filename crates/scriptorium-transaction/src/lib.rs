@@ -16,15 +16,50 @@
 #![deny(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::panic, clippy::indexing_slicing))]
 
+mod archive_tree;
 mod error;
 mod evidence;
+mod history;
+mod journal;
+mod lock;
 mod patch;
 mod paths;
+mod random;
+mod revision;
+mod runtime_state;
+mod vfs;
+mod workspace;
+
+#[cfg(test)]
+mod test_support;
+
+/// Named crash points for the child-process crash suite (`SCRIPTORIUM_CRASH_AT=name:n`).
+#[doc(hidden)]
+pub mod crashpoint;
 
 pub use crate::error::{Error, ErrorCode};
 pub use crate::evidence::{
     ArchivedEvidence, EVIDENCE_PROVIDER, EVIDENCE_ROLES, Evidence, MAX_SOURCE_CONTENT_BYTES, MAX_SOURCES, Provenance,
     evidence_records, parse_evidence, substitute_source_labels,
 };
+pub use crate::history::{
+    DEFAULT_MESSAGE, HISTORY_PATHS, HISTORY_USER_EMAIL, HISTORY_USER_NAME, History, HistoryEntry, HistoryReport,
+    INIT_MESSAGE, MAX_MESSAGE_CHARS, PreparedCommit, READY_MARKER, sanitize_message,
+};
 pub use crate::patch::{MAX_PATCH_BYTES, Patch, PatchResult, StageView, apply_patch};
 pub use crate::paths::{TopicPath, workspace_relative};
+
+pub use crate::archive_tree::WorkspaceTree;
+pub use crate::journal::{BackupRecovery, Changes, Installed, QUARANTINE_DIR, Recovery, TXN_DIR, install, recover};
+pub use crate::lock::{
+    BACKGROUND_LOCK_TIMEOUT, INTERACTIVE_LOCK_TIMEOUT, LOCK_FILE, STAGED_EDIT_LOCK_TIMEOUT, WriteLock,
+};
+pub use crate::revision::{
+    LEGACY_RUNTIME_DIR, RUNTIME_DIR, RUNTIME_STATE_FILE, is_internal_name, is_internal_path, revision, runtime_dir_name,
+};
+pub use crate::runtime_state::RuntimeState;
+pub use crate::vfs::{
+    CrashImage, DIR_MODE, FILE_MODE, Fault, FaultKind, FileKind, Metadata, RealFile, RealVfs, SimFile, SimVfs, Vfs,
+    create_dir_all, kind_of, remove_tree, write_atomic,
+};
+pub use crate::workspace::{SUPERSEDED_DIR, SUPERSEDED_ITEMS, WORKSPACE_ID_FILE, Workspace, is_valid_workspace_id};

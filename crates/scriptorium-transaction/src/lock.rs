@@ -75,8 +75,11 @@ impl WriteLock {
                 Attempt::Stale | Attempt::Busy => {}
             }
             if remaining == Some(Duration::ZERO) {
-                return Err(Error::new(ErrorCode::ConcurrentUpdate, "the workspace write lock is held by another writer")
-                    .with_detail("lock", LOCK_FILE));
+                return Err(Error::new(
+                    ErrorCode::ConcurrentUpdate,
+                    "the workspace write lock is held by another writer",
+                )
+                .with_detail("lock", LOCK_FILE));
             }
             // Full jitter: a uniformly random pause up to the current backoff.
             let cap = u64::try_from(backoff.as_micros()).unwrap_or(u64::MAX);

@@ -146,7 +146,9 @@ fn universal_newlines(text: &str) -> String {
 fn apply_hunks(text: &str, hunks: &[Hunk], path: &str) -> Result<String, Error> {
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
     let mut ordered: Vec<&Hunk> = hunks.iter().collect();
-    ordered.sort_by_key(|hunk| hunk.old_start);
+    // By first touched line: an insertion after line s (`-s,0`) sorts after a hunk that
+    // starts at line s. The sort is stable, so equal starts keep their patch order.
+    ordered.sort_by_key(|hunk| hunk.first_index());
     let mut out = Output::with_capacity(text.len());
     let mut cursor = 0;
     for hunk in ordered {

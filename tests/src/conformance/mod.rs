@@ -8,6 +8,7 @@
 mod archive_parse;
 mod archive_write;
 mod fn_archive;
+mod retrieval;
 mod source_view;
 mod topic;
 mod transaction_inputs;
@@ -124,7 +125,7 @@ fn dispatch(case: &Case) -> Outcome {
         "patch_apply" => transaction_inputs::run_patch(case),
         "fn_source_identity" => transaction_inputs::run_source_identity(case),
         "transaction" => Outcome::Todo("transaction"),
-        "bm25_index" | "bm25_search" | "fn_bm25_tokenize" | "fn_path_prefix" => Outcome::Todo("retrieval"),
+        "bm25_index" | "bm25_search" | "fn_bm25_tokenize" | "fn_path_prefix" => retrieval::run(case),
         "fn_o200k" => Outcome::Todo("derived-views"),
         other => Outcome::fail(format!("unknown kind `{other}`")),
     }

@@ -11,8 +11,8 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use scriptorium_topic_markdown::{
-    Baseline, MemorySources, Mode, NormalizeOptions, ParsedTree, Removal, SourceResolver, TimeWindow, TopicEvent,
-    Unit, Violation, normalize, paragraph_spans, parse_tree, split_lines, topic_events, topic_prose,
+    Baseline, MemorySources, Mode, NormalizeOptions, ParsedTree, Removal, SourceResolver, TimeWindow, TopicEvent, Unit,
+    Violation, normalize, paragraph_spans, parse_tree, split_lines, topic_events, topic_prose,
 };
 
 use super::{Case, Outcome, diff_json};

@@ -86,3 +86,15 @@ fn reference_writer_output_is_canonical() {
         assert!(fuzz::check_bytes_at(&data, relative), "{} is not canonical", path.display());
     }
 }
+
+/// The canonical flag is not vacuous: the two second spellings the grammar accepts
+/// re-render differently, and a hand-made canonical archive re-renders exactly.
+#[test]
+fn canonical_flag_tells_second_spellings_apart() {
+    let vectors = repo_root().join("tests/vectors/archive_parse");
+    let read = |case: &str| fs::read(vectors.join(case).join("archive.md")).expect("readable vector");
+    let path = "sources/openprogram/_v2/thread-x.md";
+    assert!(fuzz::check_bytes_at(&read("hand-valid"), path));
+    assert!(!fuzz::check_bytes_at(&read("hand-record-lines-leading-zero"), path));
+    assert!(!fuzz::check_bytes_at(&read("hand-meta-legacy-origin-scope"), path));
+}

@@ -24,7 +24,8 @@ fn kinds(text: &str) -> Vec<(&'static str, usize, usize)> {
 
 #[test]
 fn items_cover_every_line() {
-    let text = "# T\n\npara\nmore\n<!-- c -->\n```\n[^e1]: Time: 2024; Sources: x\n```\n[^e1]: Time: 2024; Sources: x\n";
+    let text =
+        "# T\n\npara\nmore\n<!-- c -->\n```\n[^e1]: Time: 2024; Sources: x\n```\n[^e1]: Time: 2024; Sources: x\n";
     assert_eq!(
         kinds(text),
         [
@@ -41,8 +42,7 @@ fn items_cover_every_line() {
 
 #[test]
 fn paragraphs_know_their_blocks() {
-    let paragraph =
-        Paragraph::new("A.[^e1] B[^e2][^e3] tail ^ab ^cd".to_owned(), vec!["H".to_owned()]);
+    let paragraph = Paragraph::new("A.[^e1] B[^e2][^e3] tail ^ab ^cd".to_owned(), vec!["H".to_owned()]);
     assert_eq!(paragraph.ids, ["ab", "cd"]);
     assert_eq!(paragraph.block_id(), Some("cd"));
     assert_eq!(paragraph.body, "A.[^e1] B[^e2][^e3] tail");
@@ -85,7 +85,17 @@ fn invalid_utf8_names_its_line() {
 
 #[test]
 fn spans_match_the_reference_examples() {
-    let spans = paragraph_spans(&["# H", "", "Para one", "continues", "", "## Sub", "Para two", "[^e1]: Time: `2024`; Sources: x", "after def"]);
+    let spans = paragraph_spans(&[
+        "# H",
+        "",
+        "Para one",
+        "continues",
+        "",
+        "## Sub",
+        "Para two",
+        "[^e1]: Time: `2024`; Sources: x",
+        "after def",
+    ]);
     let got: Vec<(usize, usize, Vec<String>)> = spans.into_iter().map(|s| (s.start, s.end, s.headings)).collect();
     assert_eq!(
         got,

@@ -2,9 +2,8 @@
 //! (unless removal is allowed), links from new or changed units to other topic files
 //! must target `#^block-id`, and every block link must name an existing unit.
 
-use std::collections::HashSet;
-
 use crate::error::{ErrorCode, Violation};
+use crate::hash::FastSet;
 use crate::normalize::{Baseline, Removal};
 use crate::paths::{dirname, join_normalized, normpath, percent_decode, topic_relative};
 use crate::syntax::{is_block_id, is_footnote_id, links};
@@ -12,12 +11,12 @@ use crate::unit::Unit;
 
 pub(crate) fn check(units: &[Unit], baseline: &Baseline, removal: &Removal) -> Vec<Violation> {
     let mut violations = Vec::new();
-    let present: HashSet<&str> = units.iter().map(|u| u.memory_id.as_str()).collect();
-    for id in baseline.ids() {
-        if !present.contains(id) && !removal.allows(id) {
-            let detail = format!("block ID must not be removed: {id}");
-            violations.push(Violation::new(ErrorCode::BlockIdRemoved, "", None, detail));
-        }
+    let present: FastSet<&str> = units.iter().map(|u| u.memory_id.as_str()).collect();
+    let mut removed: Vec<&str> = baseline.id_iter().filter(|id| !present.contains(id) && !removal.allows(id)).collect();
+    removed.sort_unstable();
+    for id in removed {
+        let detail = format!("block ID must not be removed: {id}");
+        violations.push(Violation::new(ErrorCode::BlockIdRemoved, "", None, detail));
     }
     for unit in units {
         let changed = baseline.unit(&unit.memory_id).is_none_or(|old| old.content != unit.content);
@@ -58,9 +57,7 @@ pub(crate) fn topic_link_violations(unit: &Unit) -> Vec<Violation> {
 
 /// `^(mem_[A-Za-z0-9_-]+|[A-Za-z0-9-]+)` as a whole fragment.
 fn is_block_fragment(fragment: &str) -> bool {
-    fragment.strip_prefix('^').is_some_and(|id| {
-        is_block_id(id) || id.strip_prefix("mem_").is_some_and(is_footnote_id)
-    })
+    fragment.strip_prefix('^').is_some_and(|id| is_block_id(id) || id.strip_prefix("mem_").is_some_and(is_footnote_id))
 }
 
 /// A URL scheme: `[A-Za-z][A-Za-z0-9+.-]*:` before any `/`.

@@ -3,9 +3,10 @@
 //! `sha256("evidence|" + WHEN + "|" + SEED + "|" + k)`, the smallest `k` giving an
 //! unused id. One mapping per label across all files: the first definition wins.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 
 use crate::document::ItemKind;
+use crate::hash::FastSet;
 use crate::normalize::Staged;
 use crate::text::sha256_hex_prefix;
 
@@ -41,20 +42,21 @@ pub(crate) fn is_local_label(id: &str) -> bool {
 
 /// Mint ids for every local label defined in `files` (sorted), in file and line order.
 pub(crate) fn mint(files: &[Staged]) -> EvidenceIds {
-    let parsed: Vec<_> = files.iter().map(Staged::items).collect();
     let definitions = || {
-        parsed.iter().flatten().filter_map(|item| match &item.kind {
+        files.iter().flat_map(Staged::items).filter_map(|item| match &item.kind {
             ItemKind::Definition(definition) => Some(definition),
             _ => None,
         })
     };
-    let mut used: HashSet<String> =
-        definitions().filter(|d| !is_local_label(&d.id)).map(|d| d.id.clone()).collect();
+    // The set of ids in use is only needed once there is a label to mint for.
+    let mut used: Option<FastSet<String>> = None;
     let mut ids = EvidenceIds::default();
     for definition in definitions() {
         if !is_local_label(&definition.id) || ids.map.contains_key(&definition.id) {
             continue;
         }
+        let used = used
+            .get_or_insert_with(|| definitions().filter(|d| !is_local_label(&d.id)).map(|d| d.id.clone()).collect());
         let seed = definition.seed_items().join("|");
         let when = definition.time.as_str();
         let id = (0u64..)

@@ -2,14 +2,14 @@
 //! resolves gets the canonical relative path of its source, and every block link gets
 //! the current relative path of the file holding its target.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use crate::definition::{SourceLink, render_definition};
-use crate::document::{ItemKind, render_lines, scan};
+use crate::document::{ItemKind, TopicDocument, render_lines};
+use crate::hash::FastMap;
 use crate::paths::{dirname, quote_link_path, relpath};
 use crate::source::{SourceLookup, SourceResolver};
 use crate::syntax::block_links;
-use crate::text::split_lines;
 use crate::unit::Unit;
 
 /// Rewrite source and block links in `files` (workspace-relative path → bytes) in
@@ -20,49 +20,12 @@ pub fn rewrite_links<L: SourceLookup>(
     units: &[Unit],
     sources: &SourceResolver<L>,
 ) -> bool {
-    let homes: HashMap<&str, &str> = units.iter().map(|u| (u.memory_id.as_str(), u.path.as_str())).collect();
+    let homes = homes(units);
     let mut changed = false;
     for (path, bytes) in files.iter_mut() {
         let Ok(text) = std::str::from_utf8(bytes) else { continue };
-        let mut lines: Vec<String> = split_lines(text).into_iter().map(str::to_owned).collect();
-        let mut touched = false;
-        for item in scan(&lines) {
-            match item.kind {
-                ItemKind::Definition(definition) => {
-                    let links: Vec<SourceLink> = definition
-                        .links
-                        .iter()
-                        .map(|link| {
-                            let relative = sources
-                                .resolve_target(path, &link.target)
-                                .ok()
-                                .flatten()
-                                .and_then(|id| sources.relative_link(path, &id).ok().flatten());
-                            match relative {
-                                Some(target) => SourceLink { label: link.label.clone(), target },
-                                None => link.clone(),
-                            }
-                        })
-                        .collect();
-                    if links != definition.links
-                        && let Some(line) = lines.get_mut(item.start)
-                    {
-                        *line = render_definition(&definition.id, definition.time.as_str(), &links);
-                        touched = true;
-                    }
-                }
-                ItemKind::Paragraph(_) => {
-                    for line in lines.iter_mut().take(item.end).skip(item.start) {
-                        if let Some(new) = rewrite_block_links(line, path, &homes) {
-                            *line = new;
-                            touched = true;
-                        }
-                    }
-                }
-                _ => {}
-            }
-        }
-        if touched {
+        let document = TopicDocument::from_text(path, text);
+        if let Some(lines) = rewrite_document(&document, &homes, sources) {
             let rendered = render_lines(&lines).into_bytes();
             if rendered != *bytes {
                 *bytes = rendered;
@@ -73,9 +36,89 @@ pub fn rewrite_links<L: SourceLookup>(
     changed
 }
 
+/// [`rewrite_links`] on parsed documents; changed documents are rebuilt.
+pub(crate) fn rewrite_documents<L: SourceLookup>(
+    documents: &mut [TopicDocument],
+    units: &[Unit],
+    sources: &SourceResolver<L>,
+) -> bool {
+    let homes = homes(units);
+    let mut changed = false;
+    for document in documents.iter_mut() {
+        if let Some(lines) = rewrite_document(document, &homes, sources) {
+            *document = TopicDocument::from_lines(document.path(), lines);
+            changed = true;
+        }
+    }
+    changed
+}
+
+/// Which file holds each unit id.
+fn homes(units: &[Unit]) -> FastMap<&str, &str> {
+    units.iter().map(|u| (u.memory_id.as_str(), u.path.as_str())).collect()
+}
+
+/// The document's lines with canonical links, or `None` when nothing changes.
+fn rewrite_document<L: SourceLookup>(
+    document: &TopicDocument,
+    homes: &FastMap<&str, &str>,
+    sources: &SourceResolver<L>,
+) -> Option<Vec<String>> {
+    let path = document.path();
+    let mut replacements: Vec<(usize, String)> = Vec::new();
+    for item in document.items() {
+        match &item.kind {
+            ItemKind::Definition(definition) => {
+                let mut links: Vec<SourceLink> = Vec::new();
+                for (n, link) in definition.links.iter().enumerate() {
+                    let relative = match sources.resolve_with_link(path, &link.target) {
+                        Ok(Some(resolved)) if !resolved.canonical => {
+                            sources.relative_link(path, &resolved.id).ok().flatten()
+                        }
+                        _ => None,
+                    };
+                    match relative {
+                        Some(target) if target != link.target => {
+                            if links.is_empty() {
+                                links.extend(definition.links.iter().take(n).cloned());
+                            }
+                            links.push(SourceLink { label: link.label.clone(), target });
+                        }
+                        _ if !links.is_empty() => links.push(link.clone()),
+                        _ => {}
+                    }
+                }
+                if !links.is_empty() {
+                    replacements
+                        .push((item.start, render_definition(&definition.id, definition.time.as_str(), &links)));
+                }
+            }
+            ItemKind::Paragraph(_) => {
+                for index in item.start..item.end {
+                    let line = document.lines().get(index).map(String::as_str).unwrap_or_default();
+                    if let Some(new) = rewrite_block_links(line, path, homes) {
+                        replacements.push((index, new));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    if replacements.is_empty() {
+        return None;
+    }
+    let mut lines = document.lines().to_vec();
+    for (index, text) in replacements {
+        if let Some(slot) = lines.get_mut(index) {
+            *slot = text;
+        }
+    }
+    Some(lines)
+}
+
 /// The line with each block link's path replaced by the path of the file holding its
 /// target, or `None` when nothing changes.
-fn rewrite_block_links(line: &str, path: &str, homes: &HashMap<&str, &str>) -> Option<String> {
+fn rewrite_block_links(line: &str, path: &str, homes: &FastMap<&str, &str>) -> Option<String> {
     let found = block_links(line);
     if found.is_empty() {
         return None;

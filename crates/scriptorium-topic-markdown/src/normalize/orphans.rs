@@ -2,23 +2,30 @@
 //! paired, in order, with the next definitions after its paragraph that no paragraph
 //! cites, and renamed to them within the paragraph.
 
-use std::collections::HashSet;
-
 use crate::document::ItemKind;
+use crate::hash::FastSet;
 use crate::normalize::Staged;
 use crate::normalize::evidence::is_local_label;
 
 pub(crate) fn rebind(files: &mut [Staged]) {
     for file in files.iter_mut() {
         let items = file.items();
-        let defined: HashSet<&str> = items
+        // Most files cite no local label at all: nothing to rebind.
+        let cites_local = items.iter().any(|item| match &item.kind {
+            ItemKind::Paragraph(p) => p.cited().any(is_local_label),
+            _ => false,
+        });
+        if !cites_local {
+            continue;
+        }
+        let defined: FastSet<&str> = items
             .iter()
             .filter_map(|item| match &item.kind {
                 ItemKind::Definition(d) => Some(d.id.as_str()),
                 _ => None,
             })
             .collect();
-        let cited: HashSet<&str> = items
+        let cited: FastSet<&str> = items
             .iter()
             .filter_map(|item| match &item.kind {
                 ItemKind::Paragraph(p) => Some(p.cited()),
@@ -26,9 +33,9 @@ pub(crate) fn rebind(files: &mut [Staged]) {
             })
             .flatten()
             .collect();
-        let mut taken: HashSet<&str> = HashSet::new();
+        let mut taken: FastSet<&str> = FastSet::default();
         let mut renames: Vec<(usize, usize, String, String)> = Vec::new();
-        for item in &items {
+        for item in items {
             let ItemKind::Paragraph(paragraph) = &item.kind else { continue };
             let mut orphans: Vec<&str> = Vec::new();
             for id in paragraph.cited() {
@@ -54,12 +61,22 @@ pub(crate) fn rebind(files: &mut [Staged]) {
                 renames.push((item.start, item.end, format!("[^{orphan}]"), format!("[^{definition}]")));
             }
         }
+        let mut replacements: Vec<(usize, String)> = Vec::new();
         for (start, end, from, to) in renames {
-            for line in file.lines.iter_mut().take(end).skip(start) {
-                if line.contains(&from) {
-                    *line = line.replace(&from, &to);
+            for index in start..end {
+                let current = replacements
+                    .iter()
+                    .rev()
+                    .find(|(at, _)| *at == index)
+                    .map(|(_, text)| text.as_str())
+                    .or_else(|| file.lines().get(index).map(String::as_str))
+                    .unwrap_or_default();
+                if current.contains(&from) {
+                    let text = current.replace(&from, &to);
+                    replacements.push((index, text));
                 }
             }
         }
+        file.replace_lines(replacements);
     }
 }

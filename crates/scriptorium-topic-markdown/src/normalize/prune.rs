@@ -6,11 +6,10 @@
 //! would drop is reported instead of deleted. Heading-only and blank topics are still
 //! removed.
 
-use std::collections::HashSet;
-
 use crate::document::{Item, ItemKind};
 use crate::error::{ErrorCode, Violation};
-use crate::normalize::{Staged, finish};
+use crate::hash::FastSet;
+use crate::normalize::{Staged, finish, needs_finish};
 use crate::paths::topic_relative;
 
 /// Prune every file; returns the paths of deleted files and the Q1 violations.
@@ -31,7 +30,7 @@ pub(crate) fn prune(files: &mut Vec<Staged>) -> (Vec<String>, Vec<Violation>) {
 fn prune_file(file: &mut Staged, violations: &mut Vec<Violation>) -> bool {
     let items = file.items();
     let path = file.path.as_str();
-    let defined: HashSet<&str> = items
+    let defined: FastSet<&str> = items
         .iter()
         .filter_map(|item| match &item.kind {
             ItemKind::Definition(d) => Some(d.id.as_str()),
@@ -39,7 +38,7 @@ fn prune_file(file: &mut Staged, violations: &mut Vec<Violation>) -> bool {
         })
         .collect();
     let mut records: Vec<&Item> = Vec::new();
-    for item in &items {
+    for item in items {
         let ItemKind::Paragraph(paragraph) = &item.kind else { continue };
         if !paragraph.ids.is_empty() || paragraph.cited().any(|id| defined.contains(id)) {
             records.push(item);
@@ -49,7 +48,7 @@ fn prune_file(file: &mut Staged, violations: &mut Vec<Violation>) -> bool {
             violations.push(Violation::new(code, path, Some(item.line_number()), detail));
         }
     }
-    let referenced: HashSet<&str> = records
+    let referenced: FastSet<&str> = records
         .iter()
         .filter_map(|item| match &item.kind {
             ItemKind::Paragraph(p) => Some(p.cited()),
@@ -70,8 +69,8 @@ fn prune_file(file: &mut Staged, violations: &mut Vec<Violation>) -> bool {
     let has_records = !records.is_empty();
     let mut active = true;
     let mut stack: Vec<String> = Vec::new();
-    let mut kept: Vec<String> = Vec::new();
-    for item in &items {
+    let mut kept: Vec<std::ops::Range<usize>> = Vec::new();
+    for item in items {
         let keep = match &item.kind {
             ItemKind::Heading { level, text } => {
                 stack.truncate(level - 1);
@@ -82,9 +81,8 @@ fn prune_file(file: &mut Staged, violations: &mut Vec<Violation>) -> bool {
             ItemKind::Definition(d) => has_records && (active || referenced.contains(d.id.as_str())),
             _ => has_records && active,
         };
-        let lines = file.lines.get(item.start..item.end).unwrap_or_default();
         if keep {
-            kept.extend(lines.iter().cloned());
+            kept.push(item.start..item.end);
             continue;
         }
         let line = Some(item.line_number());
@@ -104,6 +102,11 @@ fn prune_file(file: &mut Staged, violations: &mut Vec<Violation>) -> bool {
     if !has_records {
         return false;
     }
-    file.lines = finish(&kept);
+    let all_kept = kept.iter().map(ExactSizeIterator::len).sum::<usize>() == file.lines().len();
+    if !all_kept || needs_finish(file.lines()) {
+        let lines: Vec<String> =
+            kept.into_iter().flat_map(|range| file.lines().get(range).unwrap_or_default().to_vec()).collect();
+        file.set_lines(finish(lines));
+    }
     true
 }

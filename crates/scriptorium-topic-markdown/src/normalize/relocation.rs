@@ -2,10 +2,9 @@
 //! with a shell `mv`) keeps its sources even though its definitions' relative links
 //! now point nowhere. Such definitions are re-linked to the committed source ids.
 
-use std::collections::HashMap;
-
 use crate::definition::{Definition, SourceLink, render_definition};
 use crate::document::ItemKind;
+use crate::hash::FastMap;
 use crate::normalize::{Baseline, Staged};
 use crate::source::{SourceLookup, SourceResolver};
 
@@ -15,14 +14,14 @@ use crate::source::{SourceLookup, SourceResolver};
 pub(crate) fn repair<L: SourceLookup>(files: &mut [Staged], baseline: &Baseline, sources: &SourceResolver<L>) {
     for file in files.iter_mut() {
         let items = file.items();
-        let mut definitions: HashMap<&str, (usize, &Definition)> = HashMap::new();
-        for item in &items {
+        let mut definitions: FastMap<&str, (usize, &Definition)> = FastMap::default();
+        for item in items {
             if let ItemKind::Definition(definition) = &item.kind {
                 definitions.entry(definition.id.as_str()).or_insert((item.start, definition));
             }
         }
         let mut replacements: Vec<(usize, String)> = Vec::new();
-        for item in &items {
+        for item in items {
             let ItemKind::Paragraph(paragraph) = &item.kind else { continue };
             for id in &paragraph.ids {
                 let Some(old) = baseline.unit(id) else { continue };
@@ -32,7 +31,8 @@ pub(crate) fn repair<L: SourceLookup>(files: &mut [Staged], baseline: &Baseline,
                 for citation in paragraph.cited() {
                     let Some(&(line, definition)) = definitions.get(citation) else { continue };
                     let Some(annotation) = old.evidence.iter().find(|e| e.citation_id == citation) else { continue };
-                    if definition.links.len() != annotation.source_refs.len() || replacements.iter().any(|r| r.0 == line)
+                    if definition.links.len() != annotation.source_refs.len()
+                        || replacements.iter().any(|r| r.0 == line)
                     {
                         continue;
                     }
@@ -53,10 +53,6 @@ pub(crate) fn repair<L: SourceLookup>(files: &mut [Staged], baseline: &Baseline,
                 }
             }
         }
-        for (line, text) in replacements {
-            if let Some(slot) = file.lines.get_mut(line) {
-                *slot = text;
-            }
-        }
+        file.replace_lines(replacements);
     }
 }

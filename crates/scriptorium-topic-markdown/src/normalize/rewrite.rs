@@ -4,10 +4,13 @@
 //! `^id` gets exactly one space before it. These line rewrites ignore fences, as the
 //! reference's do.
 
+use std::borrow::Cow;
+
 use crate::definition::{SourceLink, parse_definition, render_definition, split_items};
+use crate::document::ItemKind;
 use crate::normalize::block_ids::NewIds;
 use crate::normalize::evidence::EvidenceIds;
-use crate::normalize::{Staged, finish};
+use crate::normalize::{Staged, finish, needs_finish};
 use crate::source::{SourceLookup, SourceResolver, is_plain_handle};
 use crate::syntax::{footnote_ref, is_footnote_id_char, line_final_id};
 use crate::text::{rstrip, strip};
@@ -20,26 +23,57 @@ pub(crate) fn rewrite<L: SourceLookup>(
 ) {
     for file in files.iter_mut() {
         let appended = new_ids.by_file.get(&file.path).map(Vec::as_slice).unwrap_or_default();
-        for (index, line) in file.lines.iter_mut().enumerate() {
-            let mut text = match parse_definition(line) {
-                Some(definition) => {
-                    let id = evidence.get(&definition.id).unwrap_or(&definition.id);
-                    let links = canonical_links(&file.path, &definition.links, &definition.sources, sources);
-                    render_definition(id, definition.time.as_str(), &links)
+        let mut replacements: Vec<(usize, String)> = Vec::new();
+        for item in file.items() {
+            for index in item.start..item.end {
+                let line = file.lines().get(index).map(String::as_str).unwrap_or_default();
+                // Definitions are known from the scan, except inside fences, where the
+                // reference's line rewrite still sees them.
+                let parsed;
+                let definition = match &item.kind {
+                    ItemKind::Definition(definition) => Some(definition),
+                    ItemKind::Fence => {
+                        parsed = parse_definition(line);
+                        parsed.as_ref()
+                    }
+                    _ => None,
+                };
+                let mut text: Cow<'_, str> = match definition {
+                    Some(definition) => {
+                        let id = evidence.get(&definition.id).unwrap_or(&definition.id);
+                        let links = canonical_links(&file.path, &definition.links, &definition.sources, sources);
+                        let rendered = render_definition(id, definition.time.as_str(), &links);
+                        if rendered == line { Cow::Borrowed(line) } else { Cow::Owned(rendered) }
+                    }
+                    None => tidy_line(line, evidence),
+                };
+                if let Some((_, id)) = appended.iter().find(|(at, _)| *at == index) {
+                    text = Cow::Owned(format!("{} ^{id}", rstrip(&text)));
                 }
-                None => {
-                    let renamed = if evidence.is_empty() { line.clone() } else { rename_labels(line, evidence) };
-                    space_final_id(&tighten_citations(&renamed))
+                if let Cow::Owned(new) = text {
+                    replacements.push((index, new));
                 }
-            };
-            if let Some((_, id)) = appended.iter().find(|(at, _)| *at == index) {
-                text = format!("{} ^{id}", rstrip(&text));
-            }
-            if *line != text {
-                *line = text;
             }
         }
-        file.lines = finish(&file.lines);
+        file.replace_lines(replacements);
+        if needs_finish(file.lines()) {
+            let finished = finish(file.lines().to_vec());
+            file.set_lines(finished);
+        }
+    }
+}
+
+/// A line that is not a definition: labels renamed, spaces before citations removed,
+/// one space before a final `^id`.
+fn tidy_line<'a>(line: &'a str, evidence: &EvidenceIds) -> Cow<'a, str> {
+    let renamed = if evidence.is_empty() { Cow::Borrowed(line) } else { rename_labels(line, evidence) };
+    let tight = match tighten_citations(&renamed) {
+        Cow::Borrowed(_) => renamed,
+        Cow::Owned(tight) => Cow::Owned(tight),
+    };
+    match space_final_id(&tight) {
+        Cow::Borrowed(_) => tight,
+        Cow::Owned(spaced) => Cow::Owned(spaced),
     }
 }
 
@@ -74,34 +108,36 @@ fn canonical_links<L: SourceLookup>(
 }
 
 /// Replace every mapped `[^label` (not followed by a footnote-id character).
-fn rename_labels(line: &str, evidence: &EvidenceIds) -> String {
+fn rename_labels<'a>(line: &'a str, evidence: &EvidenceIds) -> Cow<'a, str> {
+    if !line.contains("[^") {
+        return Cow::Borrowed(line);
+    }
     let mut out = String::with_capacity(line.len());
     let mut rest = line;
+    let mut changed = false;
     while let Some(pos) = rest.find("[^") {
         let (before, after) = rest.split_at(pos);
         out.push_str(before);
         let label_len = after.get(2..).map_or(0, |s| s.find(|c: char| !is_footnote_id_char(c)).unwrap_or(s.len()));
         let label = after.get(2..2 + label_len).unwrap_or_default();
+        out.push_str("[^");
         match evidence.get(label) {
             Some(id) if label_len > 0 => {
-                out.push_str("[^");
                 out.push_str(id);
+                changed = true;
                 rest = after.get(2 + label_len..).unwrap_or_default();
             }
-            _ => {
-                out.push_str("[^");
-                rest = after.get(2..).unwrap_or_default();
-            }
+            _ => rest = after.get(2..).unwrap_or_default(),
         }
     }
     out.push_str(rest);
-    out
+    if changed { Cow::Owned(out) } else { Cow::Borrowed(line) }
 }
 
 /// Delete `[ \t]+` directly before each `[^FID]`.
-fn tighten_citations(line: &str) -> String {
-    if !line.contains("[^") {
-        return line.to_owned();
+fn tighten_citations(line: &str) -> Cow<'_, str> {
+    if !line.contains(" [^") && !line.contains("\t[^") {
+        return Cow::Borrowed(line);
     }
     let mut out = String::with_capacity(line.len());
     let mut rest = line;
@@ -116,13 +152,20 @@ fn tighten_citations(line: &str) -> String {
         rest = after.get(2..).unwrap_or_default();
     }
     out.push_str(rest);
-    out
+    if out == line { Cow::Borrowed(line) } else { Cow::Owned(out) }
 }
 
 /// Rewrite a line-final `[ \t]*\^ID\s*$` as `" ^ID"`.
-fn space_final_id(line: &str) -> String {
+fn space_final_id(line: &str) -> Cow<'_, str> {
     match line_final_id(line) {
-        Some((cut, id)) => format!("{} ^{id}", line.get(..cut).unwrap_or_default()),
-        None => line.to_owned(),
+        Some((cut, id)) => {
+            let head = line.get(..cut).unwrap_or_default();
+            if line.len() == cut + 2 + id.len() && line.get(cut..cut + 2) == Some(" ^") {
+                Cow::Borrowed(line)
+            } else {
+                Cow::Owned(format!("{head} ^{id}"))
+            }
+        }
+        None => Cow::Borrowed(line),
     }
 }

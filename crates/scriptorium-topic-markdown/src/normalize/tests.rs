@@ -77,8 +77,11 @@ fn spec_worked_example() -> Result<(), Violations> {
 #[test]
 fn committed_ids_survive_and_their_dash_children_too() -> Result<(), Violations> {
     let baseline = Baseline::from_units(
-        crate::tree::parse_tree([("topics/x.md", "A.[^e-1] ^abc12345\n\n[^e-1]: Time: 2024; Sources: [a](D1:1)\n")],
-            &sources(&[]), Mode::Strict)
+        crate::tree::parse_tree(
+            [("topics/x.md", "A.[^e-1] ^abc12345\n\n[^e-1]: Time: 2024; Sources: [a](D1:1)\n")],
+            &sources(&[]),
+            Mode::Strict,
+        )
         .check()?,
     );
     let staged = "A.[^e-1] ^abc12345\n\nB.[^e-1] ^abc12345-x\n\nC.[^e-1] ^invented\n\n\
@@ -106,8 +109,13 @@ fn uncited_text_is_rejected_before_pruning() {
 
 #[test]
 fn heading_only_sections_and_files_are_pruned() -> Result<(), Violations> {
-    let file = "# T\n\n## Empty\n\n### Deeper\n\n## Full\n\nFact.[^e-1] ^ab\n\n[^e-1]: Time: 2024; Sources: [a](D1:1)\n\n\n";
-    let out = run(&[("topics/x.md", file), ("topics/empty.md", "# Nothing\n\n  \n")], &Baseline::empty(), Removal::Forbidden)?;
+    let file =
+        "# T\n\n## Empty\n\n### Deeper\n\n## Full\n\nFact.[^e-1] ^ab\n\n[^e-1]: Time: 2024; Sources: [a](D1:1)\n\n\n";
+    let out = run(
+        &[("topics/x.md", file), ("topics/empty.md", "# Nothing\n\n  \n")],
+        &Baseline::empty(),
+        Removal::Forbidden,
+    )?;
     assert_eq!(out.pruned, ["topics/empty.md"]);
     // `^ab` was never committed, so the runtime replaced it with a minted id.
     let id = out.units.first().map(|u| u.memory_id.clone()).unwrap_or_default();
@@ -169,7 +177,9 @@ fn relocated_blocks_keep_their_sources() -> Result<(), Violations> {
     let out = normalize(&staged, &baseline, &resolver, &NormalizeOptions::default())?;
     assert_eq!(
         text(&out, "topics/deep/x.md"),
-        format!("Fact.[^e-1] ^ab12cd34\n\n[^e-1]: Time: `2024`; Sources: [m](../../sources/openprogram/_v2/sess-7f2a.md#{anchor})\n")
+        format!(
+            "Fact.[^e-1] ^ab12cd34\n\n[^e-1]: Time: `2024`; Sources: [m](../../sources/openprogram/_v2/sess-7f2a.md#{anchor})\n"
+        )
     );
     Ok(())
 }

@@ -35,3 +35,32 @@ fn strip_uses_python_whitespace() {
     assert!(!is_blank(" x "));
     assert_eq!(sha256_hex_prefix("evidence|2024-03-15|openprogram/sess-7f2a/m1|0", 10), "b0440aa256");
 }
+
+/// The obvious char-by-char splitter the fast one must agree with.
+fn naive_split(text: &str) -> Vec<&str> {
+    let mut lines = Vec::new();
+    let mut start = 0;
+    let mut chars = text.char_indices().peekable();
+    while let Some((at, c)) = chars.next() {
+        if is_line_break(c) {
+            lines.push(&text[start..at]);
+            let mut next = at + c.len_utf8();
+            if c == '\r' && chars.peek().is_some_and(|&(_, n)| n == '\n') {
+                chars.next();
+                next += 1;
+            }
+            start = next;
+        }
+    }
+    if start < text.len() {
+        lines.push(&text[start..]);
+    }
+    lines
+}
+
+proptest::proptest! {
+    #[test]
+    fn fast_split_agrees_with_naive(text in "[a\r\n\u{b}\u{c}\u{1c}-\u{1f}\u{85}\u{80}\u{2028}\u{2029}\u{2027}é京]{0,40}") {
+        proptest::prop_assert_eq!(split_lines(&text), naive_split(&text));
+    }
+}

@@ -7,42 +7,54 @@ use proptest::prelude::*;
 use scriptorium_archive_format::source_anchor;
 
 /// Where generated files live (three depths, so relative links differ).
-pub const PATHS: [&str; 3] = ["topics/a.md", "topics/people/b.md", "topics/x/y/c.md"];
+pub(crate) const PATHS: [&str; 3] = ["topics/a.md", "topics/people/b.md", "topics/x/y/c.md"];
 const WORDS: [&str; 14] = [
-    "Craig", "likes", "green", "tea", "京都", "宇治の抹茶", "budget", "tracker,", "2024-03-15", "한국어", "Ünïcödé",
-    "naïve", "x", "due.",
+    "Craig",
+    "likes",
+    "green",
+    "tea",
+    "京都",
+    "宇治の抹茶",
+    "budget",
+    "tracker,",
+    "2024-03-15",
+    "한국어",
+    "Ünïcödé",
+    "naïve",
+    "x",
+    "due.",
 ];
 const TIMES: [&str; 4] = ["undated", "2024", "2024-03", "2024-03-15"];
 
 #[derive(Clone, Debug)]
-pub struct Claim {
+pub(crate) struct Claim {
     words: Vec<usize>,
     cites: Vec<usize>,
     link: Option<usize>,
 }
 
 #[derive(Clone, Debug)]
-pub struct Block {
+pub(crate) struct Block {
     claims: Vec<Claim>,
     alias: bool,
     multiline: bool,
 }
 
 #[derive(Clone, Debug)]
-pub struct Section {
+pub(crate) struct Section {
     level: usize,
     title: Vec<usize>,
     blocks: Vec<Block>,
 }
 
 #[derive(Clone, Debug)]
-pub struct Footnote {
+pub(crate) struct Footnote {
     time: usize,
     sources: Vec<bool>,
 }
 
 #[derive(Clone, Debug)]
-pub struct File {
+pub(crate) struct File {
     sections: Vec<Section>,
     footnotes: Vec<Footnote>,
     crlf: bool,
@@ -50,13 +62,17 @@ pub struct File {
 
 /// A whole tree and whether its links are already canonical relative paths.
 #[derive(Clone, Debug)]
-pub struct Tree {
+pub(crate) struct Tree {
     files: Vec<File>,
-    pub canonical: bool,
+    pub(crate) canonical: bool,
 }
 
 fn claim() -> impl Strategy<Value = Claim> {
-    (prop::collection::vec(0..WORDS.len(), 1..5), prop::collection::vec(0..3usize, 1..4), prop::option::weighted(0.2, 0..50usize))
+    (
+        prop::collection::vec(0..WORDS.len(), 1..5),
+        prop::collection::vec(0..3usize, 1..4),
+        prop::option::weighted(0.2, 0..50usize),
+    )
         .prop_map(|(words, cites, link)| Claim { words, cites, link })
 }
 
@@ -78,12 +94,13 @@ fn file() -> impl Strategy<Value = File> {
 }
 
 /// Trees of one to three files.
-pub fn tree() -> impl Strategy<Value = Tree> {
-    (prop::collection::vec(file(), 1..=PATHS.len()), any::<bool>()).prop_map(|(files, canonical)| Tree { files, canonical })
+pub(crate) fn tree() -> impl Strategy<Value = Tree> {
+    (prop::collection::vec(file(), 1..=PATHS.len()), any::<bool>())
+        .prop_map(|(files, canonical)| Tree { files, canonical })
 }
 
 /// `posixpath.relpath(target, dirname(from))` for the generated layout.
-pub fn relative(target: &str, from: &str) -> String {
+pub(crate) fn relative(target: &str, from: &str) -> String {
     let depth = from.matches('/').count();
     let from_dirs: Vec<&str> = from.split('/').take(depth).collect();
     let target_parts: Vec<&str> = target.split('/').collect();
@@ -107,7 +124,7 @@ impl Tree {
     }
 
     /// Render every file (workspace-relative path → bytes).
-    pub fn render(&self) -> BTreeMap<String, Vec<u8>> {
+    pub(crate) fn render(&self) -> BTreeMap<String, Vec<u8>> {
         let identities = self.identities();
         let mut next_block = 0;
         let mut files = BTreeMap::new();
@@ -176,9 +193,6 @@ impl Tree {
 }
 
 /// The LF form of a generated tree (what normalization writes back).
-pub fn lf(files: &BTreeMap<String, Vec<u8>>) -> BTreeMap<String, Vec<u8>> {
-    files
-        .iter()
-        .map(|(p, b)| (p.clone(), String::from_utf8_lossy(b).replace("\r\n", "\n").into_bytes()))
-        .collect()
+pub(crate) fn lf(files: &BTreeMap<String, Vec<u8>>) -> BTreeMap<String, Vec<u8>> {
+    files.iter().map(|(p, b)| (p.clone(), String::from_utf8_lossy(b).replace("\r\n", "\n").into_bytes())).collect()
 }

@@ -9,8 +9,7 @@ use std::collections::BTreeMap;
 use proptest::prelude::*;
 use scriptorium_topic_markdown::fuzz::{check_tree, fixture_sources};
 use scriptorium_topic_markdown::{
-    Baseline, ErrorCode, Mode, NormalizeOptions, Normalized, Removal, SourceResolver, Violations, normalize,
-    parse_tree,
+    Baseline, ErrorCode, Mode, NormalizeOptions, Normalized, Removal, SourceResolver, Violations, normalize, parse_tree,
 };
 
 use crate::generate::{lf, tree};
@@ -96,8 +95,11 @@ fn apply(files: &mut BTreeMap<String, Vec<u8>>, mutation: &Mutation, pick: usize
             expect = Some(ErrorCode::UnusedFootnote);
         }
         Mutation::MixLineEnds(i) => {
-            let joined: String =
-                lines.iter().enumerate().map(|(k, l)| format!("{l}{}", if k % 3 == i % 3 { "\r\n" } else { "\n" })).collect();
+            let joined: String = lines
+                .iter()
+                .enumerate()
+                .map(|(k, l)| format!("{l}{}", if k % 3 == i % 3 { "\r\n" } else { "\n" }))
+                .collect();
             files.insert(path, joined.into_bytes());
             return None;
         }

@@ -6,13 +6,13 @@ use std::path::{Path, PathBuf};
 use scriptorium_topic_markdown::MemorySources;
 
 /// The golden-vector folder of the workspace, when this crate is built inside it.
-pub fn vectors() -> Option<PathBuf> {
+pub(crate) fn vectors() -> Option<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/vectors");
     dir.join("index.json").is_file().then_some(dir)
 }
 
 /// Every file under `dir`, keyed `prefix/<relative path>`.
-pub fn read_tree(dir: &Path, prefix: &str) -> BTreeMap<String, Vec<u8>> {
+pub(crate) fn read_tree(dir: &Path, prefix: &str) -> BTreeMap<String, Vec<u8>> {
     let mut files = BTreeMap::new();
     let mut pending = vec![(dir.to_path_buf(), prefix.to_owned())];
     while let Some((folder, key)) = pending.pop() {
@@ -30,6 +30,6 @@ pub fn read_tree(dir: &Path, prefix: &str) -> BTreeMap<String, Vec<u8>> {
 }
 
 /// The `sources/` folder of a workspace, in memory.
-pub fn sources(workspace: &Path) -> MemorySources {
+pub(crate) fn sources(workspace: &Path) -> MemorySources {
     read_tree(&workspace.join("sources"), "sources").into_iter().collect()
 }

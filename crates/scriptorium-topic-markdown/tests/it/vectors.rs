@@ -61,8 +61,10 @@ fn bm25_world_claim_events_match_the_index() {
         .filter(|e| e["path"].as_str().is_some_and(|p| p.starts_with("topics/")))
         .filter(|e| e["event_id"].as_str().is_some_and(|id| id.contains(':')))
         .map(|e| {
-            format!("{} {} {} {} {} {:?} {} {:?}", e["path"], e["line"], e["event_id"], e["content"], e["date"],
-                e["dates"], e["headings"], e["refs"])
+            format!(
+                "{} {} {} {} {} {:?} {} {:?}",
+                e["path"], e["line"], e["event_id"], e["content"], e["date"], e["dates"], e["headings"], e["refs"]
+            )
         })
         .collect();
     let mut got: Vec<String> = parsed
@@ -72,8 +74,17 @@ fn bm25_world_claim_events_match_the_index() {
         .map(|e| {
             let s = |v: &str| Value::String(v.to_owned());
             let list = |v: &[String]| Value::Array(v.iter().map(|x| s(x)).collect());
-            format!("{} {} {} {} {} {:?} {} {:?}", s(&e.path), e.line, s(&e.event_id), s(&e.content), s(&e.date),
-                list(&e.dates), list(&e.headings), list(&e.refs))
+            format!(
+                "{} {} {} {} {} {:?} {} {:?}",
+                s(&e.path),
+                e.line,
+                s(&e.event_id),
+                s(&e.content),
+                s(&e.date),
+                list(&e.dates),
+                list(&e.headings),
+                list(&e.refs)
+            )
         })
         .collect();
     want.sort();

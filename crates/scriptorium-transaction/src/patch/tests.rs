@@ -138,6 +138,13 @@ fn hunks_apply_in_start_order() {
 }
 
 #[test]
+fn an_insertion_after_a_line_sorts_after_the_hunk_at_that_line() {
+    let patch =
+        "--- a/topics/note.md\n+++ b/topics/note.md\n@@ -3,0 +4 @@\n+inserted\n@@ -3 +3 @@\n-line two\n+line 2\n";
+    assert_eq!(check_one(&note(), patch), Some(NOTE.replace("line two\n", "line 2\ninserted\n")));
+}
+
+#[test]
 fn overlapping_hunks_conflict() {
     let patch =
         "--- a/topics/note.md\n+++ b/topics/note.md\n@@ -1,2 +1,2 @@\n-# Note\n+# N\n \n@@ -2,1 +2,1 @@\n-\n+x\n";

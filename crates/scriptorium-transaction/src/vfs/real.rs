@@ -40,7 +40,7 @@ impl RealVfs {
 #[derive(Debug)]
 pub struct RealFile {
     file: File,
-    poisoned: bool,
+    pub(super) poisoned: bool,
 }
 
 impl Vfs for RealVfs {

@@ -241,6 +241,20 @@ impl SimVfs {
         SimVfs::from_image(self.lock().live.clone())
     }
 
+    /// The file system after the *process* died once `prefix` operations of the trace
+    /// were issued while the machine kept running: the live state of that moment, with
+    /// the trace (and so what is durable) carried on, so that a later [`SimVfs::crash`]
+    /// models a power loss after the restart.
+    pub fn restart(&self, prefix: usize) -> SimVfs {
+        let state = self.lock();
+        let trace: Vec<Op> = state.trace.get(..prefix.min(state.trace.len())).unwrap_or_default().to_vec();
+        let mut live = state.base.clone();
+        for op in &trace {
+            live.apply(op);
+        }
+        SimVfs { state: Mutex::new(State { live, base: state.base.clone(), trace, ..State::default() }) }
+    }
+
     /// A state the disk could hold after power loss once `prefix` operations of the
     /// trace were issued, with the unsynced ones resolved by the deterministic `seed`.
     pub fn crash(&self, prefix: usize, seed: u64) -> CrashImage {
@@ -254,6 +268,18 @@ impl SimVfs {
             dropped: stats.dropped,
             torn: stats.torn,
         }
+    }
+
+    /// The trace, one line per operation, for failure messages.
+    pub fn describe_trace(&self) -> Vec<String> {
+        self.lock()
+            .trace
+            .iter()
+            .map(|op| match op {
+                Op::Write { node, data } => format!("write #{node} ({} bytes)", data.len()),
+                other => format!("{other:?}"),
+            })
+            .collect()
     }
 
     /// Every regular file of the live state, by path (for assertions).

@@ -11,13 +11,15 @@
 //!   system that reorders).
 //! - Unsynced file data is kept, dropped (the file is empty), or torn at a 4 KiB page:
 //!   the first pages kept and the rest zero-filled, garbage-filled or cut off.
-//! - An operation that survives brings back the creation of every inode it needs (a file
-//!   renamed into a synced directory exists even if its first directory entry was lost),
-//!   and an operation whose inode or directory does not exist in the result is skipped.
+//! - Inodes and directory entries persist separately: every inode the prefix created
+//!   exists in the image, reachable only through the entries that survived (synced data
+//!   whose entry was lost is unreachable; a surviving rename links its inode at the new
+//!   name even if the entry that created it was lost). An operation on a directory
+//!   that is not there is skipped.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
-use super::image::{Image, NodeId, Op};
+use super::image::{Image, Op};
 
 /// The page size at which unsynced writes tear.
 const PAGE: usize = 4096;
@@ -92,17 +94,6 @@ fn pinned(trace: &[Op]) -> Vec<bool> {
     pinned
 }
 
-/// The inodes an operation needs to exist to have happened.
-fn needs(op: &Op) -> Vec<NodeId> {
-    match op {
-        Op::Create { parent, .. } => vec![*parent],
-        Op::Write { node, .. } => vec![*node],
-        Op::Rename { from_parent, to_parent, node, .. } => vec![*from_parent, *to_parent, *node],
-        Op::Unlink { parent, node, .. } => vec![*parent, *node],
-        Op::SyncFile { .. } | Op::SyncDir { .. } => Vec::new(),
-    }
-}
-
 fn torn(data: &[u8], pages: usize, fill: Fill, rng: &mut Rng) -> Vec<u8> {
     let keep = pages.saturating_mul(PAGE).min(data.len());
     let mut out = data.get(..keep).unwrap_or_default().to_vec();
@@ -159,31 +150,12 @@ pub(super) fn generate(base: &Image, trace: &[Op], seed: u64) -> (Image, Stats) 
         }
     }
 
-    // An operation that happened needs the inodes it touched: bring back their creation.
-    let creators: BTreeMap<NodeId, usize> = trace
-        .iter()
-        .enumerate()
-        .filter_map(|(index, op)| match op {
-            Op::Create { node, .. } => Some((*node, index)),
-            _ => None,
-        })
-        .collect();
-    for index in (0..trace.len()).rev() {
-        if !applied.get(index).copied().unwrap_or(false) {
-            continue;
-        }
-        let Some(op) = trace.get(index) else { continue };
-        for node in needs(op) {
-            if let Some(&creator) = creators.get(&node)
-                && creator < index
-                && let Some(slot) = applied.get_mut(creator)
-            {
-                *slot = true;
-            }
+    let mut image = base.clone();
+    for op in trace {
+        if let Op::Create { node, kind, .. } = op {
+            image.allocate(*node, kind);
         }
     }
-
-    let mut image = base.clone();
     for (index, op) in trace.iter().enumerate() {
         if !applied.get(index).copied().unwrap_or(false) {
             continue;

@@ -123,18 +123,9 @@ impl Image {
     pub(super) fn apply(&mut self, op: &Op) -> bool {
         match op {
             Op::Create { parent, name, node, kind } => {
+                self.allocate(*node, kind);
                 let vacant = self.children(*parent).is_some_and(|children| !children.contains_key(name));
-                if !vacant || self.nodes.contains_key(node) {
-                    return false;
-                }
-                let new = match kind {
-                    NewKind::File => Node::File { data: Vec::new(), mode: FILE_MODE },
-                    NewKind::Dir => Node::Dir { children: BTreeMap::new(), mode: DIR_MODE },
-                    NewKind::Symlink(target) => Node::Symlink { target: target.clone() },
-                };
-                self.nodes.insert(*node, new);
-                self.next = self.next.max(node.saturating_add(1));
-                self.children_mut(*parent).map(|children| children.insert(name.clone(), *node)).is_some()
+                vacant && self.children_mut(*parent).map(|children| children.insert(name.clone(), *node)).is_some()
             }
             Op::Write { node, data } => match self.nodes.get_mut(node) {
                 Some(Node::File { data: old, .. }) => {
@@ -144,8 +135,7 @@ impl Image {
                 _ => false,
             },
             Op::Rename { from_parent, from_name, to_parent, to_name, node } => {
-                let linked = self.children(*from_parent).and_then(|children| children.get(from_name)) == Some(node);
-                if !linked || self.children(*to_parent).is_none() {
+                if !self.nodes.contains_key(node) || self.children(*to_parent).is_none() {
                     return false;
                 }
                 // A replaced non-empty directory cannot have been replaced.
@@ -155,8 +145,18 @@ impl Image {
                 {
                     return false;
                 }
-                if let Some(children) = self.children_mut(*from_parent) {
+                if let Some(children) = self.children_mut(*from_parent)
+                    && children.get(from_name) == Some(node)
+                {
                     children.remove(from_name);
+                }
+                // After a rename the inode lives at its new name only, wherever its old
+                // entry was (in a crash image the entry that created it may be missing,
+                // or an earlier rename may have been lost).
+                for entry in self.nodes.values_mut() {
+                    if let Node::Dir { children, .. } = entry {
+                        children.retain(|_, child| child != node);
+                    }
                 }
                 self.children_mut(*to_parent).map(|children| children.insert(to_name.clone(), *node)).is_some()
             }
@@ -169,6 +169,22 @@ impl Image {
             }
             Op::SyncFile { .. } | Op::SyncDir { .. } => true,
         }
+    }
+
+    /// Make inode `node` exist (unlinked) if it does not. A crash image allocates every
+    /// inode its prefix created, because an inode and its directory entry persist
+    /// separately: synced data whose entry was lost is simply unreachable.
+    pub(super) fn allocate(&mut self, node: NodeId, kind: &NewKind) {
+        if self.nodes.contains_key(&node) {
+            return;
+        }
+        let new = match kind {
+            NewKind::File => Node::File { data: Vec::new(), mode: FILE_MODE },
+            NewKind::Dir => Node::Dir { children: BTreeMap::new(), mode: DIR_MODE },
+            NewKind::Symlink(target) => Node::Symlink { target: target.clone() },
+        };
+        self.nodes.insert(node, new);
+        self.next = self.next.max(node.saturating_add(1));
     }
 
     /// Every regular file reachable from the root, by path.

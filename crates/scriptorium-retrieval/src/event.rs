@@ -1,0 +1,197 @@
+//! `MemoryEvent`: one searchable unit of the workspace (spec 02 §6.1), built from a
+//! topic claim, a v2 source frame or a legacy source record.
+
+use scriptorium_archive_format::{AuthorityTier, SourceEvent, TrustState, is_v2_source_path};
+use scriptorium_topic_markdown::TopicEvent;
+
+/// The trust state an event carries in the index (spec 02 §5).
+///
+/// Source events carry their archived state. Topic events start `Unknown` and are
+/// resolved after the whole workspace is read: `Trusted` iff every cited source is a
+/// known trusted source event, else `Pending`; a topic event citing nothing stays `Unknown`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Trust {
+    /// Usable everywhere.
+    Trusted,
+    /// Held back from recall until the owner promotes its sources.
+    Pending,
+    /// A topic event that cites no source.
+    Unknown,
+}
+
+impl Trust {
+    /// The string form the reference reports (`trusted`, `pending`, `unknown`).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Trust::Trusted => "trusted",
+            Trust::Pending => "pending",
+            Trust::Unknown => "unknown",
+        }
+    }
+}
+
+impl From<TrustState> for Trust {
+    fn from(state: TrustState) -> Self {
+        match state {
+            TrustState::Pending => Trust::Pending,
+            // `TrustState` is non-exhaustive; anything that is not pending was archived as usable.
+            _ => Trust::Trusted,
+        }
+    }
+}
+
+/// Where an event comes from, decided by its file's path alone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FileKind {
+    /// A topic file (`topics/**.md`).
+    Topic,
+    /// A v2 source archive (`sources/<provider>/_v2/<thread>.md`).
+    V2Source,
+    /// Any other file under `sources/`: a legacy archive.
+    LegacySource,
+}
+
+impl FileKind {
+    /// The kind of the workspace-relative `path`, or `None` outside `topics/` and `sources/`.
+    pub fn of(path: &str) -> Option<FileKind> {
+        if path.starts_with("topics/") {
+            Some(FileKind::Topic)
+        } else if path.starts_with("sources/") {
+            Some(if is_v2_source_path(path) { FileKind::V2Source } else { FileKind::LegacySource })
+        } else {
+            None
+        }
+    }
+}
+
+/// One searchable event, in the shape of the reference's `MemoryEvent`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MemoryEvent {
+    /// `<block id>:<n>` for a topic claim, the source id of a frame or runtime record,
+    /// `ev_…` for a legacy topic event marker, `lex_<16 hex>` for an anonymous line.
+    pub event_id: String,
+    /// The workspace-relative file path.
+    pub path: String,
+    /// The 1-based first line of the event in its file.
+    pub line: usize,
+    /// The Markdown heading path above the event.
+    pub headings: Vec<String>,
+    /// The first of `dates`, if any.
+    pub date: Option<String>,
+    /// The event's dates (`YYYY`, `YYYY-MM` or `YYYY-MM-DD`).
+    pub dates: Vec<String>,
+    /// The indexed text.
+    pub content: String,
+    /// The source ids (or benchmark refs) the event stands for or cites.
+    pub refs: Vec<String>,
+    /// The raw speaker id (sources only; empty when unknown).
+    pub speaker_id: String,
+    /// The speaker's display name (sources only; empty when unknown).
+    pub speaker_display: String,
+    /// `display (id)` or whichever half is known (sources only; empty when unknown).
+    pub speaker_label: String,
+    /// Whether the speaker fields come from a trusted v2 `speaker-id` line.
+    pub speaker_trusted: bool,
+    /// The event's trust (resolved for topic events, see [`Trust`]).
+    pub trust_state: Trust,
+    /// The speaker kind from frame metadata (`unknown` by default).
+    pub speaker_kind: String,
+    /// The principal from frame metadata (`unknown` by default).
+    pub principal_id: String,
+    /// The authority tier from frame metadata.
+    pub authority_tier: Option<AuthorityTier>,
+    /// Reserved for per-tier visibility, which is not implemented: always `None`.
+    pub visibility: Option<String>,
+}
+
+/// The metadata value of a field the reference fills with `"unknown"`.
+const UNKNOWN: &str = "unknown";
+
+impl MemoryEvent {
+    /// A topic event with no speaker, trust `Unknown` until resolution.
+    pub(crate) fn topic(event_id: String, path: &str, line: usize, headings: Vec<String>) -> Self {
+        MemoryEvent {
+            event_id,
+            path: path.to_owned(),
+            line,
+            headings,
+            date: None,
+            dates: Vec::new(),
+            content: String::new(),
+            refs: Vec::new(),
+            speaker_id: String::new(),
+            speaker_display: String::new(),
+            speaker_label: String::new(),
+            speaker_trusted: false,
+            trust_state: Trust::Unknown,
+            speaker_kind: UNKNOWN.to_owned(),
+            principal_id: UNKNOWN.to_owned(),
+            authority_tier: None,
+            visibility: None,
+        }
+    }
+
+    /// Whether the event lives under `sources/` (speaker filters only ever match these).
+    pub fn is_source(&self) -> bool {
+        self.path.starts_with("sources/")
+    }
+}
+
+impl From<SourceEvent> for MemoryEvent {
+    fn from(event: SourceEvent) -> Self {
+        MemoryEvent {
+            event_id: event.event_id,
+            path: event.path,
+            line: event.line,
+            headings: event.headings,
+            date: event.date,
+            dates: event.dates,
+            content: event.content,
+            refs: event.refs,
+            speaker_id: event.speaker_id,
+            speaker_display: event.speaker_display,
+            speaker_label: event.speaker_label,
+            speaker_trusted: event.speaker_trusted,
+            trust_state: event.trust_state.into(),
+            speaker_kind: event.speaker_kind,
+            principal_id: event.principal_id,
+            authority_tier: event.authority_tier,
+            visibility: event.visibility,
+        }
+    }
+}
+
+impl From<TopicEvent> for MemoryEvent {
+    fn from(event: TopicEvent) -> Self {
+        let mut out = MemoryEvent::topic(event.event_id, &event.path, event.line, event.headings);
+        out.date = Some(event.date).filter(|date| !date.is_empty());
+        out.dates = event.dates;
+        out.content = event.content;
+        out.refs = event.refs;
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_kind_follows_the_path() {
+        assert_eq!(FileKind::of("topics/people/dave.md"), Some(FileKind::Topic));
+        assert_eq!(FileKind::of("sources/telegram/_v2/group-100.md"), Some(FileKind::V2Source));
+        assert_eq!(FileKind::of("sources/telegram/group-100.md"), Some(FileKind::LegacySource));
+        assert_eq!(FileKind::of("sources/D1.md"), Some(FileKind::LegacySource));
+        assert_eq!(FileKind::of("timeline/2024.md"), None);
+    }
+
+    #[test]
+    fn topic_events_start_unknown_without_speaker() {
+        let event = MemoryEvent::topic("abc:1".into(), "topics/x.md", 3, vec!["X".into()]);
+        assert_eq!(event.trust_state, Trust::Unknown);
+        assert_eq!(event.speaker_kind, "unknown");
+        assert!(!event.is_source());
+        assert_eq!(Trust::Pending.as_str(), "pending");
+        assert_eq!(Trust::from(TrustState::Trusted), Trust::Trusted);
+    }
+}

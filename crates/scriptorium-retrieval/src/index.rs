@@ -1,0 +1,415 @@
+//! The inverted index: term → postings (slot, tf, field flags), per-slot document
+//! lengths, a live-slot bitset, and each file's contiguous slot range.
+//!
+//! Files are the unit of change: [`Index::apply`] removes a file's slots (its postings
+//! are one contiguous run in every posting list, because a file's slots are contiguous
+//! and lists are sorted by slot) and appends the new events at fresh slots. Freed slots
+//! are reclaimed by a rebuild once they outnumber the live ones. After every batch the
+//! workspace-wide rules run again: v2 preference (a legacy source event whose id a v2
+//! frame also has is not live) and topic trust resolution. Both read every event, never
+//! a cache, so promotion takes effect on the next refresh (spec 02 §5).
+
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::Path;
+
+use scriptorium_topic_markdown::{MemorySources, SourceResolver};
+
+use crate::bitset::BitSet;
+use crate::collect::file_events;
+use crate::embed::VectorCache;
+use crate::error::Error;
+use crate::event::{FileKind, MemoryEvent, Trust};
+use crate::filter::{Selection, event_speakers};
+use crate::scan::{WorkspaceFile, scan_workspace};
+use crate::tokenize::for_each_token;
+
+/// Rebuild once this many slots are free and they outnumber the live ones.
+const COMPACT_MIN_FREE: usize = 1024;
+
+/// Posting flag: the term occurs in the event's content (rule `exact_terms`).
+const IN_CONTENT: u32 = 1 << 31;
+/// Posting flag: the term occurs in the path or a heading (rule `path_heading`).
+const IN_PATH_HEADING: u32 = 1 << 30;
+const TF_MASK: u32 = IN_PATH_HEADING - 1;
+
+/// One document holding a term.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Posting {
+    pub(crate) slot: u32,
+    packed: u32,
+}
+
+impl Posting {
+    /// A term the document does not hold: tf 0, no flags.
+    pub(crate) const ABSENT: Posting = Posting { slot: u32::MAX, packed: 0 };
+
+    /// How often the term occurs in the document text.
+    pub(crate) fn tf(self) -> u32 {
+        self.packed & TF_MASK
+    }
+
+    pub(crate) fn in_content(self) -> bool {
+        self.packed & IN_CONTENT != 0
+    }
+
+    pub(crate) fn in_path_heading(self) -> bool {
+        self.packed & IN_PATH_HEADING != 0
+    }
+}
+
+/// An indexed event and what filters need of it.
+#[derive(Clone, Debug)]
+pub(crate) struct Slot {
+    pub(crate) event: MemoryEvent,
+    pub(crate) kind: FileKind,
+    /// Casefolded speaker fields (sources only), for the speaker filter.
+    pub(crate) speakers: Vec<String>,
+}
+
+/// The slot range `first..first + len` of one file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct FileSlots {
+    pub(crate) first: u32,
+    pub(crate) len: u32,
+}
+
+impl FileSlots {
+    pub(crate) fn range(self) -> std::ops::Range<u32> {
+        self.first..self.first + self.len
+    }
+}
+
+/// One change to the indexed files.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FileChange {
+    /// Index `events` as the whole content of `path`, replacing what it held.
+    Upsert {
+        /// The workspace-relative path.
+        path: String,
+        /// Its events before v2 preference and trust resolution (see [`file_events`](crate::file_events)).
+        events: Vec<MemoryEvent>,
+    },
+    /// Forget `path`.
+    Remove {
+        /// The workspace-relative path.
+        path: String,
+    },
+}
+
+/// The BM25 index of one workspace: every event, ready for queries.
+///
+/// Build it with [`Index::from_workspace`] or [`Index::from_files`], keep it current
+/// with [`Index::apply`], query it with [`Index::search`](crate::Index::search).
+#[derive(Debug, Default)]
+pub struct Index {
+    files: BTreeMap<String, FileSlots>,
+    slots: Vec<Option<Slot>>,
+    lengths: Vec<u32>,
+    dictionary: HashMap<Box<str>, u32>,
+    postings: Vec<Vec<Posting>>,
+    live: BitSet,
+    live_docs: u64,
+    live_tokens: u64,
+    free: usize,
+    pub(crate) vectors: VectorCache,
+}
+
+/// The candidates of one query: a slot set with its size and total length.
+pub(crate) struct Candidates<'a> {
+    pub(crate) set: Cow<'a, BitSet>,
+    pub(crate) docs: u64,
+    pub(crate) tokens: u64,
+}
+
+impl Index {
+    /// An index with no files.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Read and index every indexable file of the workspace at `root` (see [`scan_workspace`]).
+    ///
+    /// Errors: [`ErrorCode::ReadFailed`](crate::ErrorCode::ReadFailed) when a folder or file cannot be read.
+    pub fn from_workspace(root: &Path) -> Result<Self, Error> {
+        Ok(Self::from_files(scan_workspace(root)?))
+    }
+
+    /// Index the given files (workspace-relative paths); topic citations resolve against
+    /// the `sources/` files among them.
+    pub fn from_files(files: impl IntoIterator<Item = WorkspaceFile>) -> Self {
+        let files: Vec<WorkspaceFile> = files.into_iter().collect();
+        let sources: MemorySources = files
+            .iter()
+            .filter(|file| file.path.starts_with("sources/"))
+            .map(|file| (file.path.clone(), file.bytes.clone()))
+            .collect();
+        let resolver = SourceResolver::new(sources);
+        let changes = files.iter().map(|file| FileChange::Upsert {
+            path: file.path.clone(),
+            events: file_events(&file.path, &file.bytes, &resolver),
+        });
+        let mut index = Index::new();
+        index.apply(changes);
+        index
+    }
+
+    /// Apply a batch of file changes, then run v2 preference and trust resolution once.
+    pub fn apply(&mut self, changes: impl IntoIterator<Item = FileChange>) {
+        for change in changes {
+            match change {
+                FileChange::Upsert { path, events } => {
+                    self.remove_file(&path);
+                    self.insert_file(path, events);
+                }
+                FileChange::Remove { path } => self.remove_file(&path),
+            }
+        }
+        if self.free >= COMPACT_MIN_FREE && self.free > self.slots.len() - self.free {
+            self.rebuild();
+        }
+        self.resolve();
+        self.vectors.clear();
+    }
+
+    /// The live events (legacy copies of v2 ids excluded, topic trust resolved), sorted
+    /// by path, then line, then event id.
+    pub fn events(&self) -> impl Iterator<Item = &MemoryEvent> {
+        self.files.values().flat_map(move |file| self.live_slots(*file)).map(|(_, slot)| &slot.event)
+    }
+
+    /// The number of live events.
+    pub fn len(&self) -> usize {
+        usize::try_from(self.live_docs).unwrap_or(usize::MAX)
+    }
+
+    /// Whether no event is live.
+    pub fn is_empty(&self) -> bool {
+        self.live_docs == 0
+    }
+
+    /// The indexed file paths, sorted.
+    pub fn paths(&self) -> impl Iterator<Item = &str> {
+        self.files.keys().map(String::as_str)
+    }
+
+    /// The live slots of one file, in slot order (= line, then event id).
+    pub(crate) fn live_slots(&self, file: FileSlots) -> impl Iterator<Item = (u32, &Slot)> {
+        file.range().filter(|slot| self.live.contains(*slot)).filter_map(|slot| Some((slot, self.slot(slot)?)))
+    }
+
+    pub(crate) fn files(&self) -> &BTreeMap<String, FileSlots> {
+        &self.files
+    }
+
+    pub(crate) fn slot(&self, slot: u32) -> Option<&Slot> {
+        self.slots.get(slot as usize).and_then(Option::as_ref)
+    }
+
+    pub(crate) fn slot_count(&self) -> usize {
+        self.slots.len()
+    }
+
+    pub(crate) fn length(&self, slot: u32) -> u32 {
+        self.lengths.get(slot as usize).copied().unwrap_or(0)
+    }
+
+    /// The postings of `term` (live or not; callers test candidates).
+    pub(crate) fn postings(&self, term: &str) -> &[Posting] {
+        self.dictionary.get(term).and_then(|&id| self.postings.get(id as usize)).map_or(&[], Vec::as_slice)
+    }
+
+    /// The candidates a selection keeps, with their count and total length.
+    pub(crate) fn candidates(&self, selection: &Selection) -> Candidates<'_> {
+        if selection.is_everything() {
+            return Candidates { set: Cow::Borrowed(&self.live), docs: self.live_docs, tokens: self.live_tokens };
+        }
+        let mut set = BitSet::with_len(self.slots.len());
+        let (mut docs, mut tokens) = (0u64, 0u64);
+        for (path, file) in &self.files {
+            if !selection.matches_path(path) {
+                continue;
+            }
+            for (slot, entry) in self.live_slots(*file) {
+                if selection.matches_event(&entry.event, &entry.speakers) {
+                    set.set(slot, true);
+                    docs += 1;
+                    tokens += u64::from(self.length(slot));
+                }
+            }
+        }
+        Candidates { set: Cow::Owned(set), docs, tokens }
+    }
+
+    fn insert_file(&mut self, path: String, mut events: Vec<MemoryEvent>) {
+        let Some(kind) = FileKind::of(&path) else { return };
+        events.sort_by(|a, b| (a.line, &a.event_id).cmp(&(b.line, &b.event_id)));
+        let Ok(first) = u32::try_from(self.slots.len()) else { return };
+        let Some(len) = u32::try_from(events.len()).ok().filter(|len| first.checked_add(*len).is_some()) else {
+            return; // beyond u32 slots: the index holds at most 4 billion events
+        };
+        self.live.grow(self.slots.len() + events.len());
+        for (slot, mut event) in (first..).zip(events) {
+            event.path.clone_from(&path);
+            let length = self.add_postings(slot, &event);
+            let speakers = event_speakers(&event);
+            self.slots.push(Some(Slot { event, kind, speakers }));
+            self.lengths.push(length);
+            self.live.set(slot, true);
+        }
+        self.files.insert(path, FileSlots { first, len });
+    }
+
+    /// Add the postings of `event` at `slot`; returns its length in tokens.
+    fn add_postings(&mut self, slot: u32, event: &MemoryEvent) -> u32 {
+        let mut occurrences: Vec<(u32, u32)> = Vec::new();
+        for_each_field_token(event, |token, flag| {
+            let next_id = u32::try_from(self.postings.len()).unwrap_or(u32::MAX);
+            let id = *self.dictionary.entry(token.into()).or_insert(next_id);
+            if id == next_id {
+                self.postings.push(Vec::new());
+            }
+            occurrences.push((id, flag));
+        });
+        let length = u32::try_from(occurrences.len()).unwrap_or(u32::MAX);
+        occurrences.sort_unstable_by_key(|&(id, _)| id);
+        for run in occurrences.chunk_by(|a, b| a.0 == b.0) {
+            let Some(&(id, _)) = run.first() else { continue };
+            let tf = u32::try_from(run.len()).unwrap_or(TF_MASK).min(TF_MASK);
+            let flags = run.iter().fold(0, |acc, &(_, flag)| acc | flag);
+            if let Some(list) = self.postings.get_mut(id as usize) {
+                list.push(Posting { slot, packed: tf | flags });
+            }
+        }
+        length
+    }
+
+    fn remove_file(&mut self, path: &str) {
+        let Some(file) = self.files.remove(path) else { return };
+        let mut terms: HashSet<u32> = HashSet::new();
+        for slot in file.range() {
+            if let Some(entry) = self.slots.get(slot as usize).and_then(Option::as_ref) {
+                for_each_field_token(&entry.event, |token, _| {
+                    if let Some(&id) = self.dictionary.get(token) {
+                        terms.insert(id);
+                    }
+                });
+            }
+        }
+        let range = file.range();
+        for id in terms {
+            if let Some(list) = self.postings.get_mut(id as usize) {
+                let start = list.partition_point(|p| p.slot < range.start);
+                let end = list.partition_point(|p| p.slot < range.end);
+                list.drain(start..end);
+            }
+        }
+        for slot in range {
+            if let Some(entry) = self.slots.get_mut(slot as usize) {
+                *entry = None;
+            }
+            if let Some(length) = self.lengths.get_mut(slot as usize) {
+                *length = 0;
+            }
+            self.live.set(slot, false);
+        }
+        self.free += file.len as usize;
+    }
+
+    /// Re-insert every file at compact slots, dropping freed slots and unused terms.
+    fn rebuild(&mut self) {
+        let mut files: Vec<(String, Vec<MemoryEvent>)> = Vec::with_capacity(self.files.len());
+        for (path, file) in std::mem::take(&mut self.files) {
+            let events = file
+                .range()
+                .filter_map(|slot| self.slots.get_mut(slot as usize).and_then(Option::take))
+                .map(|entry| entry.event)
+                .collect();
+            files.push((path, events));
+        }
+        *self = Index { vectors: std::mem::take(&mut self.vectors), ..Index::default() };
+        for (path, events) in files {
+            self.insert_file(path, events);
+        }
+    }
+
+    /// v2 preference, then topic trust resolution, then the live totals.
+    fn resolve(&mut self) {
+        let mut v2_ids: HashSet<&str> = HashSet::new();
+        for entry in self.slots.iter().flatten() {
+            if entry.kind == FileKind::V2Source {
+                v2_ids.insert(&entry.event.event_id);
+            }
+        }
+        let mut shadowed: Vec<u32> = Vec::new();
+        // Source trust by id, in path order so that a repeated id resolves the same way
+        // whatever order files arrived in (the last one wins, as in a Python dict).
+        let mut source_trust: HashMap<&str, Trust> = HashMap::new();
+        for file in self.files.values() {
+            for slot in file.range() {
+                let Some(entry) = self.slots.get(slot as usize).and_then(Option::as_ref) else { continue };
+                match entry.kind {
+                    FileKind::LegacySource if v2_ids.contains(entry.event.event_id.as_str()) => shadowed.push(slot),
+                    FileKind::LegacySource | FileKind::V2Source => {
+                        source_trust.insert(&entry.event.event_id, entry.event.trust_state);
+                    }
+                    FileKind::Topic => {}
+                }
+            }
+        }
+        let mut topic_trust: Vec<(u32, Trust)> = Vec::new();
+        for (slot, entry) in (0u32..).zip(&self.slots) {
+            let Some(entry) = entry.as_ref().filter(|entry| entry.kind == FileKind::Topic) else { continue };
+            let refs = &entry.event.refs;
+            let trust = if refs.is_empty() {
+                Trust::Unknown
+            } else if refs.iter().all(|id| source_trust.get(id.as_str()) == Some(&Trust::Trusted)) {
+                Trust::Trusted
+            } else {
+                Trust::Pending
+            };
+            topic_trust.push((slot, trust));
+        }
+        for (slot, trust) in topic_trust {
+            if let Some(Some(entry)) = self.slots.get_mut(slot as usize) {
+                entry.event.trust_state = trust;
+            }
+        }
+        let shadowed: HashSet<u32> = shadowed.into_iter().collect();
+        let (mut docs, mut tokens) = (0u64, 0u64);
+        for (slot, entry) in (0u32..).zip(&self.slots) {
+            let live = entry.is_some() && !shadowed.contains(&slot);
+            self.live.set(slot, live);
+            if live {
+                docs += 1;
+                tokens += u64::from(self.lengths.get(slot as usize).copied().unwrap_or(0));
+            }
+        }
+        self.live_docs = docs;
+        self.live_tokens = tokens;
+    }
+}
+
+/// Every token of an event's document text with the field flag it earns: the text is
+/// `content + path (without topics/) + headings + dates` (spec 02 §6.3), and tokens never
+/// cross the spaces that join these parts, so tokenizing the parts one by one gives the
+/// same tokens in the same order.
+pub(crate) fn for_each_field_token(event: &MemoryEvent, mut emit: impl FnMut(&str, u32)) {
+    for_each_token(&event.content, |token| emit(token, IN_CONTENT));
+    for_each_token(search_path(&event.path), |token| emit(token, IN_PATH_HEADING));
+    for heading in &event.headings {
+        for_each_token(heading, |token| emit(token, IN_PATH_HEADING));
+    }
+    for date in &event.dates {
+        for_each_token(date, |token| emit(token, 0));
+    }
+}
+
+/// The path as the document text holds it: without `topics/` (`/` and `_` separate
+/// tokens anyway, so turning them into spaces changes nothing).
+fn search_path(path: &str) -> &str {
+    path.strip_prefix("topics/").unwrap_or(path)
+}
+
+#[cfg(test)]
+mod tests;

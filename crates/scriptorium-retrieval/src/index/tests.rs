@@ -1,0 +1,140 @@
+//! The index as a store: ordering, v2 preference, trust resolution, incremental changes.
+
+use super::*;
+use crate::search::Bm25Options;
+use crate::test_support::event;
+
+fn upsert(path: &str, events: Vec<MemoryEvent>) -> FileChange {
+    FileChange::Upsert { path: path.to_owned(), events }
+}
+
+fn ids(index: &Index) -> Vec<String> {
+    index.events().map(|e| e.event_id.clone()).collect()
+}
+
+fn trust_of(index: &Index, id: &str) -> Trust {
+    index.events().find(|e| e.event_id == id).map(|e| e.trust_state).expect("event present")
+}
+
+#[test]
+fn events_are_sorted_by_path_line_and_id() {
+    let mut index = Index::new();
+    index.apply([
+        upsert("topics/b.md", vec![event("topics/b.md", 5, "b:2", "x", &[]), event("topics/b.md", 5, "b:1", "x", &[])]),
+        upsert("topics/a.md", vec![event("topics/a.md", 9, "a:1", "x", &[]), event("topics/a.md", 2, "z:1", "x", &[])]),
+    ]);
+    assert_eq!(ids(&index), ["z:1", "a:1", "b:1", "b:2"]);
+    assert_eq!(index.len(), 4);
+    assert_eq!(index.paths().collect::<Vec<_>>(), ["topics/a.md", "topics/b.md"]);
+}
+
+#[test]
+fn legacy_copy_of_a_v2_id_is_dropped_and_comes_back_when_v2_goes() {
+    let legacy = "sources/p/t.md";
+    let v2 = "sources/p/_v2/t.md";
+    let mut index = Index::new();
+    index.apply([
+        upsert(
+            legacy,
+            vec![
+                event(legacy, 3, "p/t/m1", "legacy words", &["p/t/m1"]),
+                event(legacy, 7, "p/t/m2", "only legacy", &["p/t/m2"]),
+            ],
+        ),
+        upsert(v2, vec![event(v2, 7, "p/t/m1", "v2 words", &["p/t/m1"])]),
+    ]);
+    let paths: Vec<(String, String)> = index.events().map(|e| (e.path.clone(), e.event_id.clone())).collect();
+    // `_` sorts before `t`: the v2 file comes first.
+    assert_eq!(paths, [(v2.to_owned(), "p/t/m1".to_owned()), (legacy.to_owned(), "p/t/m2".to_owned())]);
+    assert!(
+        index
+            .search("legacy words", &Bm25Options::default())
+            .expect("search")
+            .iter()
+            .all(|h| h.event.path == v2 || h.event.event_id == "p/t/m2")
+    );
+    index.apply([FileChange::Remove { path: v2.to_owned() }]);
+    assert_eq!(ids(&index), ["p/t/m1", "p/t/m2"]);
+    assert_eq!(index.events().next().map(|e| e.content.as_str()), Some("legacy words"));
+}
+
+#[test]
+fn topic_trust_needs_every_cited_source_trusted() {
+    let source = "sources/p/_v2/t.md";
+    let mut pending = event(source, 14, "p/t/m2", "rumour", &["p/t/m2"]);
+    pending.trust_state = Trust::Pending;
+    let topic = "topics/x.md";
+    let mut index = Index::new();
+    index.apply([
+        upsert(source, vec![event(source, 7, "p/t/m1", "fact", &["p/t/m1"]), pending.clone()]),
+        upsert(
+            topic,
+            vec![
+                event(topic, 1, "t1:1", "all trusted", &["p/t/m1"]),
+                event(topic, 2, "t2:1", "one pending", &["p/t/m1", "p/t/m2"]),
+                event(topic, 3, "t3:1", "unresolvable", &["p/t/m1", "D1:1"]),
+                event(topic, 4, "ev_1", "cites nothing", &[]),
+            ],
+        ),
+    ]);
+    assert_eq!(trust_of(&index, "t1:1"), Trust::Trusted);
+    assert_eq!(trust_of(&index, "t2:1"), Trust::Pending);
+    assert_eq!(trust_of(&index, "t3:1"), Trust::Pending);
+    assert_eq!(trust_of(&index, "ev_1"), Trust::Unknown);
+    // Promotion: the source file changes, the topic's trust follows on the next batch.
+    pending.trust_state = Trust::Trusted;
+    index.apply([upsert(source, vec![event(source, 7, "p/t/m1", "fact", &["p/t/m1"]), pending])]);
+    assert_eq!(trust_of(&index, "t2:1"), Trust::Trusted);
+}
+
+#[test]
+fn replacing_and_removing_a_file_updates_postings() {
+    let mut index = Index::new();
+    index.apply([
+        upsert("topics/a.md", vec![event("topics/a.md", 1, "a:1", "zebra crossing", &["r"])]),
+        upsert("topics/b.md", vec![event("topics/b.md", 1, "b:1", "giraffe", &["r"])]),
+    ]);
+    let found = |index: &Index, q: &str| -> Vec<String> {
+        index.search(q, &Bm25Options::default()).expect("search").into_iter().map(|h| h.event.event_id).collect()
+    };
+    assert_eq!(found(&index, "zebra"), ["a:1", "b:1"]);
+    index.apply([upsert("topics/a.md", vec![event("topics/a.md", 1, "a:1", "okapi", &["r"])])]);
+    // "zebra" occurs nowhere now: nothing scores.
+    assert!(found(&index, "zebra").is_empty());
+    assert_eq!(found(&index, "okapi").first().map(String::as_str), Some("a:1"));
+    index.apply([FileChange::Remove { path: "topics/a.md".to_owned() }]);
+    assert!(found(&index, "okapi").is_empty());
+    assert_eq!(index.len(), 1);
+    assert!(index.postings("okapi").is_empty());
+}
+
+#[test]
+fn churn_compacts_slots_without_changing_results() {
+    let mut index = Index::new();
+    let keep = event("topics/keep.md", 1, "k:1", "stable words here", &["r"]);
+    index.apply([upsert("topics/keep.md", vec![keep])]);
+    for round in 0..40 {
+        let events = (0..100)
+            .map(|n| event("topics/churn.md", n + 1, &format!("c{round}:{n}"), "churning words", &[]))
+            .collect();
+        index.apply([upsert("topics/churn.md", events)]);
+    }
+    assert_eq!(index.len(), 101);
+    assert!(index.slot_count() < 2 * 101 + COMPACT_MIN_FREE + 100, "slots: {}", index.slot_count());
+    let hits = index.search("stable words", &Bm25Options::default()).expect("search");
+    assert_eq!(hits.first().map(|h| h.event.event_id.as_str()), Some("k:1"));
+}
+
+#[test]
+fn from_workspace_reads_the_reference_world() {
+    let world = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/vectors/_resources/bm25-world");
+    if !world.is_dir() {
+        return; // the crate is built outside the workspace: the vectors are not there
+    }
+    let index = Index::from_workspace(&world).expect("readable");
+    assert_eq!(index.len(), 122);
+    // The legacy `old-thread.md` ids have no v2 copy, so they stay; the legacy
+    // `telegram/group-100.md` copies of v2 ids are dropped.
+    assert!(index.events().all(|e| e.path != "sources/telegram/group-100.md"));
+    assert_eq!(trust_of(&index, "pend0001:1"), Trust::Pending);
+}

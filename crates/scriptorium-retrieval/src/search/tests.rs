@@ -1,0 +1,245 @@
+//! Ranking: the inverted index equals a brute-force BM25+ over the candidates, for any
+//! insertion order, filter and `top_k`.
+
+use proptest::prelude::*;
+
+use super::*;
+use crate::event::{MemoryEvent, Trust};
+use crate::index::FileChange;
+use crate::test_support::{event, naive_search};
+
+fn index_of(files: &[(&str, Vec<MemoryEvent>)]) -> Index {
+    let mut index = Index::new();
+    index.apply(
+        files.iter().map(|(path, events)| FileChange::Upsert { path: (*path).to_owned(), events: events.clone() }),
+    );
+    index
+}
+
+fn rows(hits: &[Hit]) -> Vec<(String, f64, f64, Vec<String>)> {
+    hits.iter()
+        .map(|hit| match &hit.score {
+            Score::Bm25(s) => (hit.event.event_id.clone(), s.final_score, s.bm25_score, s.rule_features.clone()),
+            other => panic!("not a BM25 score: {other:?}"),
+        })
+        .collect()
+}
+
+fn small_world() -> Index {
+    let mut dated = event("topics/travel/berlin.md", 3, "b1:1", "[2019] Craig lives in Berlin", &["s/t/1"]);
+    dated.date = Some("2019-06-01".into());
+    dated.dates = vec!["2019-06-01".into()];
+    dated.headings = vec!["Berlin".into()];
+    let mut spoken = event("sources/chat/_v2/t.md", 7, "chat/t/1", "[2024-01-02] Dave: garden sensor", &["chat/t/1"]);
+    spoken.speaker_display = "Dave".into();
+    spoken.date = Some("2024-01-02".into());
+    spoken.dates = vec!["2024-01-02".into()];
+    index_of(&[
+        ("topics/travel/berlin.md", vec![dated]),
+        (
+            "sources/chat/_v2/t.md",
+            vec![spoken, event("sources/chat/_v2/t.md", 14, "chat/t/2", "unrelated words", &["chat/t/2"])],
+        ),
+        ("topics/misc.md", vec![event("topics/misc.md", 1, "m:1", "no refs at all", &[])]),
+    ])
+}
+
+#[test]
+fn rule_features_and_adjustments() {
+    let index = small_world();
+    let hits = index.search("berlin 2019-06-01", &Bm25Options::default()).expect("search");
+    let Some(Score::Bm25(top)) = hits.first().map(|h| &h.score) else { panic!("a hit") };
+    assert_eq!(hits.first().map(|h| h.event.event_id.as_str()), Some("b1:1"));
+    // `2019` is a query token of 4 characters that the content holds too.
+    assert_eq!(
+        top.rule_features,
+        ["exact_terms=2019,berlin", "path_heading=berlin", "exact_date=2019-06-01", "source_grounded"]
+    );
+    assert_eq!(top.rule_adjustment, 0.25);
+    assert_eq!(top.lexical_score, 1.0);
+    // Without reranking, scores are the lexical ones and no rule is named.
+    let plain = index.search("berlin", &Bm25Options { rerank: false, ..Bm25Options::default() }).expect("search");
+    assert!(
+        plain
+            .iter()
+            .all(|h| matches!(&h.score, Score::Bm25(s) if s.rule_features.is_empty() && s.rule_adjustment == 0.0))
+    );
+}
+
+#[test]
+fn delta_lets_non_matching_candidates_score_and_refs_keep_them() {
+    let index = small_world();
+    let hits = index.search("garden", &Bm25Options::default()).expect("search");
+    let got: Vec<&str> = hits.iter().map(|h| h.event.event_id.as_str()).collect();
+    // Every candidate earns idf·δ; the one without refs has the same lexical score as the
+    // other non-matching ones but no bonus, so it comes last.
+    assert_eq!(got, ["chat/t/1", "chat/t/2", "b1:1", "m:1"]);
+}
+
+#[test]
+fn filters_shape_the_candidate_set() {
+    let index = small_world();
+    let search = |filters: Filters| -> Vec<String> {
+        let options = Bm25Options { filters, ..Bm25Options::default() };
+        index.search("garden words berlin", &options).expect("search").into_iter().map(|h| h.event.event_id).collect()
+    };
+    assert_eq!(search(Filters { speaker: Some("DAVE".into()), ..Filters::default() }), ["chat/t/1"]);
+    assert_eq!(search(Filters { date_to: Some("2019".into()), ..Filters::default() }), ["b1:1"]);
+    assert_eq!(search(Filters { date_from: Some("2024-01".into()), ..Filters::default() }), ["chat/t/1"]);
+    // The logical path of `sources/chat/_v2/t.md` is `sources/chat/t.md`.
+    let mut by_prefix = search(Filters { path_prefix: Some("sources/chat/t".into()), ..Filters::default() });
+    by_prefix.sort();
+    assert_eq!(by_prefix, ["chat/t/1", "chat/t/2"]);
+    let topics_only = search(Filters { include_sources: false, ..Filters::default() });
+    assert!(topics_only.iter().all(|id| !id.starts_with("chat/")), "{topics_only:?}");
+    assert!(
+        search(Filters { include_sources: false, path_prefix: Some("sources".into()), ..Filters::default() })
+            .is_empty()
+    );
+}
+
+#[test]
+fn top_k_is_clamped_and_empty_queries_find_nothing() {
+    let events: Vec<MemoryEvent> =
+        (1..=60).map(|n| event("topics/many.md", n, &format!("e{n:02}:1"), "word", &["r"])).collect();
+    let index = index_of(&[("topics/many.md", events)]);
+    let count = |top_k| index.search("word", &Bm25Options { top_k, ..Bm25Options::default() }).expect("search").len();
+    assert_eq!(count(0), 1);
+    assert_eq!(count(7), 7);
+    assert_eq!(count(1000), INDEX_TOP_K_MAX);
+    assert!(index.search("!!!", &Bm25Options::default()).expect("search").is_empty());
+    assert!(Index::new().search("word", &Bm25Options::default()).expect("search").is_empty());
+}
+
+#[test]
+fn explanation_sums_to_the_raw_score() {
+    let index = small_world();
+    let hits = index.search("garden sensor garden", &Bm25Options::default()).expect("search");
+    let Some(Score::Bm25(top)) = hits.first().map(|h| &h.score) else { panic!("a hit") };
+    let explanation =
+        index.explain("garden sensor garden", &Filters::default(), "chat/t/1").expect("valid").expect("candidate");
+    assert_eq!(round6(explanation.value()), top.bm25_score);
+    assert_eq!(explanation.details().len(), 3, "one part per query token, duplicates kept");
+    let filtered = Filters { path_prefix: Some("topics".into()), ..Filters::default() };
+    assert!(index.explain("garden", &filtered, "chat/t/1").expect("valid").is_none());
+}
+
+#[test]
+fn matches_the_reference_world_exactly() {
+    let world = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/vectors/_resources/bm25-world");
+    if !world.is_dir() {
+        return;
+    }
+    let index = Index::from_workspace(&world).expect("readable");
+    let events: Vec<MemoryEvent> = index.events().cloned().collect();
+    for query in ["Berlin", "成本", "Miso cat tuna", "garden sensor battery", "router password", "京都 公寓 2024-03-15"]
+    {
+        for top_k in [1, 3, 10, 50] {
+            let options = Bm25Options { top_k, ..Bm25Options::default() };
+            let got = rows(&index.search(query, &options).expect("search"));
+            assert_eq!(got, naive_search(&events, query, &options), "{query} top {top_k}");
+        }
+    }
+}
+
+const WORDS: &[&str] =
+    &["berlin", "garden", "sensor", "cat", "miso", "ok", "京都", "公寓", "成本", "2024-01-02", "tea", "x"];
+const PATHS: &[&str] = &["topics/a.md", "topics/b/c.md", "topics/b_d.md", "sources/p/_v2/t.md", "sources/p/t.md"];
+
+fn arb_event() -> impl Strategy<Value = MemoryEvent> {
+    (
+        0..PATHS.len(),
+        1usize..6,
+        0u32..8,
+        prop::collection::vec(0..WORDS.len(), 1..7),
+        any::<bool>(),
+        prop::option::of(prop::sample::select(vec!["2024-01-02", "2019", "2024-03"])),
+        any::<bool>(),
+    )
+        .prop_map(|(path, line, id, words, refs, date, pending)| {
+            let path = PATHS.get(path).copied().unwrap_or("topics/a.md");
+            let content: Vec<&str> = words.iter().filter_map(|w| WORDS.get(*w).copied()).collect();
+            let id = format!("id{id}");
+            let mut event = event(path, line, &id, &content.join(" "), if refs { &["p/t/id1"] } else { &[] });
+            event.dates = date.iter().map(|d| (*d).to_owned()).collect();
+            event.date = date.map(str::to_owned);
+            event.headings = if line % 2 == 0 { vec!["Garden".to_owned()] } else { Vec::new() };
+            if pending && event.is_source() {
+                event.trust_state = Trust::Pending;
+            }
+            event
+        })
+}
+
+/// The events per file, the first of any repeated (path, line, id) kept: within a file
+/// that key identifies an event (block ids and source ids are unique there).
+fn group_by_file(events: &[MemoryEvent]) -> Vec<(&'static str, Vec<MemoryEvent>)> {
+    let mut seen = std::collections::HashSet::new();
+    let unique: Vec<&MemoryEvent> = events.iter().filter(|e| seen.insert((&e.path, e.line, &e.event_id))).collect();
+    PATHS
+        .iter()
+        .map(|path| (*path, unique.iter().filter(|e| e.path == *path).map(|e| (*e).clone()).collect()))
+        .collect()
+}
+
+fn arb_options() -> impl Strategy<Value = Bm25Options> {
+    (
+        1usize..14,
+        any::<bool>(),
+        prop::option::of(prop::sample::select(vec!["b", "sources/p/t", "topics", "sources"])),
+        prop::option::of(prop::sample::select(vec!["2024", "2024-01"])),
+    )
+        .prop_map(|(top_k, rerank, prefix, from)| Bm25Options {
+            top_k,
+            rerank,
+            filters: Filters {
+                path_prefix: prefix.map(str::to_owned),
+                date_from: from.map(str::to_owned),
+                ..Filters::default()
+            },
+        })
+}
+
+proptest! {
+    #[test]
+    fn index_equals_brute_force(
+        events in prop::collection::vec(arb_event(), 1..40),
+        query in prop::collection::vec(0..WORDS.len() + 1, 1..5),
+        options in arb_options(),
+    ) {
+        let query: Vec<&str> = query.iter().map(|w| WORDS.get(*w).copied().unwrap_or("absent")).collect();
+        let query = query.join(" ");
+        let index = index_of(&group_by_file(&events));
+        let live: Vec<MemoryEvent> = index.events().cloned().collect();
+        let got = rows(&index.search(&query, &options).expect("search"));
+        prop_assert_eq!(got, naive_search(&live, &query, &options));
+    }
+
+    #[test]
+    fn results_do_not_depend_on_insertion_order(
+        events in prop::collection::vec(arb_event(), 1..40),
+        shuffle in any::<prop::sample::Index>(),
+        query in prop::collection::vec(0..WORDS.len(), 1..4),
+        options in arb_options(),
+    ) {
+        let query: Vec<&str> = query.iter().filter_map(|w| WORDS.get(*w).copied()).collect();
+        let query = query.join(" ");
+        let files = group_by_file(&events);
+        let forward = index_of(&files);
+        // Files in reverse order, events reversed inside each file.
+        let reversed: Vec<(&str, Vec<MemoryEvent>)> =
+            files.iter().rev().map(|(p, evs)| (*p, evs.iter().rev().cloned().collect())).collect();
+        let backward = index_of(&reversed);
+        // Incremental: everything, then one file removed and re-added.
+        let mut incremental = index_of(&files);
+        let (path, again) = files.get(shuffle.index(files.len())).cloned().expect("a file");
+        incremental.apply([FileChange::Remove { path: path.to_owned() }]);
+        incremental.apply([FileChange::Upsert { path: path.to_owned(), events: again }]);
+        let want = forward.search(&query, &options).expect("search");
+        prop_assert_eq!(&backward.search(&query, &options).expect("search"), &want);
+        prop_assert_eq!(&incremental.search(&query, &options).expect("search"), &want);
+        let events_of = |index: &Index| index.events().cloned().collect::<Vec<_>>();
+        prop_assert_eq!(events_of(&backward), events_of(&forward));
+        prop_assert_eq!(events_of(&incremental), events_of(&forward));
+    }
+}

@@ -1,0 +1,212 @@
+//! The files a commit holds: the memory paths of the workspace (or of a stage), with
+//! staged changes laid over them, written as blob and tree objects straight from their
+//! bytes — the equivalent of `git add -A -- <memory paths>` without an index.
+
+use std::collections::BTreeMap;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use gix::ObjectId;
+use gix::objs::tree::{Entry, EntryKind};
+
+use super::HISTORY_PATHS;
+use crate::error::{Error, ErrorCode};
+use crate::journal::Changes;
+
+/// Where one file's bytes come from.
+enum Content<'c> {
+    /// A regular file on disk, read when the blob is written.
+    Disk(PathBuf),
+    /// Bytes staged by the transaction and not installed yet.
+    Staged(&'c [u8]),
+}
+
+/// The memory files of one commit, keyed by workspace-relative `/`-separated path.
+///
+/// Invariant: every key starts with a component of [`HISTORY_PATHS`], has no empty,
+/// `.` or `..` component and no component Git refuses in a tree (`.git` and its
+/// spellings), and no key is a proper prefix directory of another key.
+pub(super) struct Snapshot<'c> {
+    files: BTreeMap<String, Content<'c>>,
+}
+
+impl<'c> Snapshot<'c> {
+    /// The memory files under `root`: regular files only (symlinks and special files are
+    /// skipped, as the reference skips them), in directories that are not symlinks.
+    /// A name that is not UTF-8 is skipped: no memory path can have one.
+    pub(super) fn scan(root: &Path) -> io::Result<Snapshot<'c>> {
+        let mut files = BTreeMap::new();
+        for name in HISTORY_PATHS {
+            walk(&root.join(name), (*name).to_owned(), &mut files)?;
+        }
+        Ok(Snapshot { files })
+    }
+
+    /// Lay the transaction's whole-file changes over the scanned files. Paths outside the
+    /// memory paths (`<runtime-dir>/runtime.json`, for one) are not history and are left out.
+    pub(super) fn apply(&mut self, changes: &'c Changes) -> Result<(), Error> {
+        for (raw, change) in changes {
+            let Some(path) = normalize(raw)? else { continue };
+            self.remove_under(&path);
+            if let Some(bytes) = change {
+                // A file replaces any file standing where one of its parent directories goes.
+                let mut end = 0;
+                while let Some(slash) = path.get(end..).and_then(|rest| rest.find('/')) {
+                    end += slash;
+                    if let Some(parent) = path.get(..end) {
+                        self.files.remove(parent);
+                    }
+                    end += 1;
+                }
+                self.files.insert(path, Content::Staged(bytes));
+            }
+        }
+        Ok(())
+    }
+
+    /// Remove `path` and everything below it.
+    fn remove_under(&mut self, path: &str) {
+        self.files.remove(path);
+        let prefix = format!("{path}/");
+        let below: Vec<String> = self
+            .files
+            .range(prefix.clone()..)
+            .map(|(key, _)| key)
+            .take_while(|key| key.starts_with(&prefix))
+            .cloned()
+            .collect();
+        for key in below {
+            self.files.remove(&key);
+        }
+    }
+
+    /// Write every blob and tree and return the root tree's id. `keep` holds top-level
+    /// entries of the parent commit's tree outside the memory paths (a file someone
+    /// committed by hand): `git add -A -- <memory paths>` leaves those alone, so do we.
+    pub(super) fn write_tree(&self, repo: &gix::Repository, keep: Vec<Entry>) -> Result<ObjectId, Error> {
+        let mut top = Dir::default();
+        for (path, content) in &self.files {
+            top.insert(path, content);
+        }
+        let mut entries = keep;
+        entries.extend(top.entries(repo)?);
+        write_entries(repo, entries)
+    }
+}
+
+/// Normalize a workspace-relative path (empty and `.` components dropped) and return it
+/// if it lies in the memory paths and Git can store it; `None` for any other path.
+/// An absolute path or a `..` component is `PATH_OUTSIDE_WORKSPACE`, as everywhere.
+pub(super) fn normalize(raw: &str) -> Result<Option<String>, Error> {
+    if raw.starts_with('/') || raw.split('/').any(|part| part == "..") {
+        return Err(Error::new(ErrorCode::PathOutsideWorkspace, "path escapes the workspace").with_path(raw));
+    }
+    let parts: Vec<&str> = raw.split('/').filter(|part| !part.is_empty() && *part != ".").collect();
+    let tracked = parts.first().is_some_and(|first| HISTORY_PATHS.contains(first));
+    Ok((tracked && !parts.iter().any(|part| is_refused_name(part))).then(|| parts.join("/")))
+}
+
+/// Names `git fsck` refuses in a tree: empty, `.`, `..`, and `.git` in any spelling
+/// that some file system folds to it (`.GIT`, `.git.` and `.git ` on NTFS, `git~1`).
+fn is_refused_name(name: &str) -> bool {
+    let folded = name.trim_end_matches(['.', ' ']);
+    name.is_empty()
+        || name == "."
+        || name == ".."
+        || folded.eq_ignore_ascii_case(".git")
+        || folded.eq_ignore_ascii_case("git~1")
+}
+
+/// Add the regular files at or below `path` (named `relative`) to `files`.
+fn walk(path: &Path, relative: String, files: &mut BTreeMap<String, Content<'_>>) -> io::Result<()> {
+    let kind = match std::fs::symlink_metadata(path) {
+        Ok(metadata) => metadata.file_type(),
+        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(error) => return Err(error),
+    };
+    if kind.is_file() {
+        files.insert(relative, Content::Disk(path.to_owned()));
+    } else if kind.is_dir() {
+        for entry in std::fs::read_dir(path)? {
+            let entry = entry?;
+            let Ok(name) = entry.file_name().into_string() else { continue };
+            if is_refused_name(&name) {
+                continue;
+            }
+            walk(&entry.path(), format!("{relative}/{name}"), files)?;
+        }
+    }
+    Ok(())
+}
+
+/// One directory of the tree being built.
+#[derive(Default)]
+struct Dir<'s> {
+    files: Vec<(&'s str, &'s Content<'s>)>,
+    dirs: BTreeMap<&'s str, Dir<'s>>,
+}
+
+impl<'s> Dir<'s> {
+    fn insert(&mut self, path: &'s str, content: &'s Content<'s>) {
+        match path.split_once('/') {
+            Some((dir, rest)) => self.dirs.entry(dir).or_default().insert(rest, content),
+            None => self.files.push((path, content)),
+        }
+    }
+
+    /// Write the blobs and subtrees of this directory and return its entries. Empty
+    /// directories vanish, as Git cannot hold them.
+    fn entries(&self, repo: &gix::Repository) -> Result<Vec<Entry>, Error> {
+        let mut entries = Vec::with_capacity(self.files.len() + self.dirs.len());
+        for (name, dir) in &self.dirs {
+            let sub = dir.entries(repo)?;
+            if !sub.is_empty() {
+                entries.push(Entry {
+                    mode: EntryKind::Tree.into(),
+                    filename: (*name).into(),
+                    oid: write_entries(repo, sub)?,
+                });
+            }
+        }
+        for (name, content) in &self.files {
+            if self.dirs.contains_key(name) {
+                continue; // Unreachable by the invariant; a tree may not name one entry twice.
+            }
+            let Some(bytes) = content.read()? else { continue };
+            let oid = repo.write_blob(&bytes).map_err(commit_failed("write a blob"))?.detach();
+            entries.push(Entry { mode: EntryKind::Blob.into(), filename: (*name).into(), oid });
+        }
+        Ok(entries)
+    }
+}
+
+impl Content<'_> {
+    /// The file's bytes, or `None` if it vanished since the scan (it is then simply not
+    /// part of this commit, as with `git add -A` racing a delete).
+    fn read(&self) -> Result<Option<std::borrow::Cow<'_, [u8]>>, Error> {
+        match self {
+            Content::Staged(bytes) => Ok(Some(std::borrow::Cow::Borrowed(bytes))),
+            Content::Disk(path) => match std::fs::read(path) {
+                Ok(bytes) => Ok(Some(std::borrow::Cow::Owned(bytes))),
+                Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(None),
+                Err(error) => {
+                    Err(Error::new(ErrorCode::GitCommitFailed, format!("cannot read a memory file: {error}"))
+                        .with_path(path.display().to_string())
+                        .with_source(error))
+                }
+            },
+        }
+    }
+}
+
+/// Sort `entries` in Git's tree order and write them as one tree object.
+fn write_entries(repo: &gix::Repository, mut entries: Vec<Entry>) -> Result<ObjectId, Error> {
+    entries.sort();
+    let tree = gix::objs::Tree { entries };
+    Ok(repo.write_object(&tree).map_err(commit_failed("write a tree"))?.detach())
+}
+
+/// Map a gix failure while preparing a commit to `GIT_COMMIT_FAILED`.
+pub(super) fn commit_failed(what: &'static str) -> impl FnOnce(gix::Error) -> Error {
+    move |error| Error::new(ErrorCode::GitCommitFailed, format!("cannot {what}: {error}"))
+}

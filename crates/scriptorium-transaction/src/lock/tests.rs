@@ -1,0 +1,76 @@
+//! The lock within one process: descriptors contend like processes do (flock is per open
+//! file description), timeouts surface as `CONCURRENT_UPDATE`, and the inode check
+//! refuses a lock on a file the path no longer names. Cross-process cases live in the
+//! `crash` test binary (T6).
+
+use std::os::unix::fs::PermissionsExt;
+use std::time::{Duration, Instant};
+
+use super::*;
+use crate::test_support::TempDir;
+
+#[test]
+fn a_second_acquirer_times_out_with_concurrent_update_then_succeeds_after_release() {
+    let temp = TempDir::new("lock");
+    let held = WriteLock::acquire(temp.path(), Duration::ZERO).expect("free lock");
+    let mode = std::fs::metadata(temp.path().join(LOCK_FILE)).expect("stat").permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+
+    let started = Instant::now();
+    let error = WriteLock::acquire(temp.path(), Duration::from_millis(120)).expect_err("held");
+    assert!(started.elapsed() >= Duration::from_millis(120));
+    assert_eq!(error.code(), ErrorCode::ConcurrentUpdate);
+    assert_eq!(error.details().get("lock").and_then(|v| v.as_str()), Some(LOCK_FILE));
+
+    drop(held);
+    WriteLock::acquire(temp.path(), Duration::ZERO).expect("released on drop");
+}
+
+#[test]
+fn a_waiting_acquirer_gets_the_lock_when_it_is_released() {
+    let temp = TempDir::new("lock-wait");
+    let held = WriteLock::acquire(temp.path(), Duration::ZERO).expect("free lock");
+    let path = temp.path().to_path_buf();
+    let waiter = std::thread::spawn(move || WriteLock::acquire(&path, Duration::from_secs(10)).map(|_| ()));
+    std::thread::sleep(Duration::from_millis(50));
+    drop(held);
+    waiter.join().expect("thread").expect("acquired after release");
+}
+
+#[test]
+fn a_lock_on_a_replaced_file_is_stale_and_never_returned() {
+    let temp = TempDir::new("lock-stale");
+    let path = temp.path().join(LOCK_FILE);
+    // Open the old inode (as an acquirer does), then the file is deleted and recreated
+    // before the flock succeeds.
+    let old = std::fs::File::create(&path).expect("create");
+    std::fs::remove_file(&path).expect("delete");
+    std::fs::write(&path, b"").expect("recreate");
+    old.try_lock().expect("the orphan inode is free");
+    assert!(!same_file(&old, &path).expect("stat"), "the path names another inode now");
+    // A real attempt locks the new inode, not the orphan.
+    let lock = WriteLock::acquire(temp.path(), Duration::ZERO).expect("new inode is free");
+    lock.verify().expect("and it is the one the path names");
+}
+
+#[test]
+fn a_holder_whose_file_was_deleted_or_replaced_may_not_commit() {
+    let temp = TempDir::new("lock-verify");
+    let lock = WriteLock::acquire(temp.path(), Duration::ZERO).expect("free lock");
+    lock.verify().expect("fresh lock verifies");
+    std::fs::remove_file(lock.path()).expect("delete while held");
+    assert_eq!(lock.verify().expect_err("gone").code(), ErrorCode::ConcurrentUpdate);
+
+    // Another acquirer creates a new file and gets it: two flocks, but only one of them
+    // passes `verify`, which install calls before its commit point.
+    let other = WriteLock::acquire(temp.path(), Duration::ZERO).expect("new file");
+    other.verify().expect("the new holder verifies");
+    assert!(lock.verify().is_err());
+
+    drop(other);
+    let replacement = temp.path().join("replacement");
+    let third = WriteLock::acquire(temp.path(), Duration::ZERO).expect("free again");
+    std::fs::write(&replacement, b"").expect("write");
+    std::fs::rename(&replacement, third.path()).expect("replace while held");
+    assert_eq!(third.verify().expect_err("replaced").code(), ErrorCode::ConcurrentUpdate);
+}

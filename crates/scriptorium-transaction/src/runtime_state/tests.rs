@@ -1,0 +1,91 @@
+//! `runtime.json` round trips byte for byte for every file in the golden vectors, keeps
+//! document order, drops unknown keys and loads anything unreadable as the default.
+
+use super::*;
+use crate::test_support::vectors;
+
+fn runtime_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).expect("list vectors") {
+        let path = entry.expect("entry").path();
+        if path.is_dir() {
+            runtime_files(&path, out);
+        } else if path.ends_with(".scriptorium/runtime.json") {
+            out.push(path);
+        }
+    }
+}
+
+#[test]
+fn every_vector_runtime_file_round_trips_exactly() {
+    let mut files = Vec::new();
+    runtime_files(&vectors(), &mut files);
+    assert!(files.len() >= 10, "found {}", files.len());
+    for file in files {
+        let bytes = std::fs::read(&file).expect("read");
+        let state = RuntimeState::parse(&bytes);
+        assert_eq!(
+            String::from_utf8(state.to_bytes()).expect("utf8"),
+            String::from_utf8(bytes).expect("utf8"),
+            "{}",
+            file.display()
+        );
+    }
+}
+
+#[test]
+fn document_order_survives_and_new_ids_append() {
+    let mut state = RuntimeState::parse(b"{\"creation_order\": {\"zz\": 1, \"aa\": 0}, \"local_tokens\": 7}");
+    assert_eq!(state.creation_order(), &[("zz".to_owned(), 1), ("aa".to_owned(), 0)]);
+    assert_eq!(state.local_tokens, 7);
+    assert_eq!(state.next_rank(), 2);
+    state.set_rank("mm", 2);
+    state.set_rank("zz", 5);
+    assert_eq!(state.rank("zz"), Some(5));
+    state.last_global_at = Some("2024-03-15T10:00:00+00:00".into());
+    let expected = "{\n  \"creation_order\": {\n    \"zz\": 5,\n    \"aa\": 0,\n    \"mm\": 2\n  },\n  \"write_commits_since_global\": 0,\n  \"local_batches\": 0,\n  \"local_tokens\": 7,\n  \"last_global_at\": \"2024-03-15T10:00:00+00:00\"\n}\n";
+    assert_eq!(String::from_utf8(state.to_bytes()).expect("utf8"), expected);
+}
+
+#[test]
+fn empty_and_default_states_render_like_python() {
+    let expected = "{\n  \"creation_order\": {},\n  \"write_commits_since_global\": 0,\n  \"local_batches\": 0,\n  \"local_tokens\": 0,\n  \"last_global_at\": null\n}\n";
+    assert_eq!(String::from_utf8(RuntimeState::default().to_bytes()).expect("utf8"), expected);
+}
+
+#[test]
+fn unknown_keys_are_dropped_and_duplicates_keep_their_first_place() {
+    let state = RuntimeState::parse(
+        br#"{"cursors": {"s": {"message_id": "m", "ordinal": 3}}, "creation_order": {"a": 0, "b": 1, "a": 2}, "local_batches": 2.0}"#,
+    );
+    assert_eq!(state.creation_order(), &[("a".to_owned(), 2), ("b".to_owned(), 1)]);
+    assert_eq!(state.local_batches, 2);
+    assert!(!String::from_utf8(state.to_bytes()).expect("utf8").contains("cursors"));
+}
+
+#[test]
+fn unreadable_files_load_as_default() {
+    for bad in [
+        &b""[..],
+        b"not json",
+        b"[1, 2]",
+        b"{\"creation_order\": [1]}",
+        b"{\"creation_order\": {\"a\": \"x\"}}",
+        b"{\"local_tokens\": \"many\"}",
+        b"{\"local_batches\": 1} trailing",
+        b"\xff\xfe",
+    ] {
+        assert_eq!(RuntimeState::parse(bad), RuntimeState::default(), "{:?}", String::from_utf8_lossy(bad));
+    }
+    // A non-string timestamp (an old float) is not an error, only unset.
+    let state = RuntimeState::parse(b"{\"last_global_at\": 1700000000.5, \"local_batches\": 3}");
+    assert_eq!((state.last_global_at, state.local_batches), (None, 3));
+}
+
+#[test]
+fn strings_escape_like_python_json_dumps() {
+    let mut state = RuntimeState::default();
+    state.set_rank("é\"\\\n\u{1}\u{7f}\u{2028}", 0);
+    let text = String::from_utf8(state.to_bytes()).expect("utf8");
+    assert!(text.contains("\"é\\\"\\\\\\n\\u0001\u{7f}\u{2028}\": 0"), "{text}");
+    assert_eq!(RuntimeState::parse(text.as_bytes()), state);
+}
