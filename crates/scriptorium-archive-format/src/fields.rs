@@ -31,18 +31,27 @@ pub(crate) fn source_line(line: &str) -> Option<&str> {
     comment_value(line, "source-id").filter(|id| !id.is_empty())
 }
 
-/// `<!-- speaker-id:VALUE -->` → `VALUE` (may be empty; canonical form checked later).
+/// `<!-- speaker-id:VALUE -->` → `VALUE` (may be empty; the canonical form is checked
+/// by the scanner, so that a bad value is reported as such).
 pub(crate) fn speaker_line(line: &str) -> Option<&str> {
     comment_value(line, "speaker-id")
-        .filter(|value| value.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'~' | b'%')))
+}
+
+/// `<!-- source-meta:VALUE -->` → `VALUE`, not yet checked to be a token.
+pub(crate) fn meta_value(line: &str) -> Option<&str> {
+    comment_value(line, "source-meta")
+}
+
+/// A `source-meta` value that is a token: non-empty, base64url alphabet only.
+pub(crate) fn meta_token(value: &str) -> Option<&str> {
+    let parsed: IResult<&str, &str> =
+        all_consuming(take_while1(|c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_')).parse(value);
+    parsed.ok().map(|(_, token)| token)
 }
 
 /// `<!-- source-meta:TOKEN -->` → `TOKEN` (non-empty base64url alphabet).
 pub(crate) fn meta_line(line: &str) -> Option<&str> {
-    let value = comment_value(line, "source-meta")?;
-    let parsed: IResult<&str, &str> =
-        all_consuming(take_while1(|c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_')).parse(value);
-    parsed.ok().map(|(_, token)| token)
+    meta_token(meta_value(line)?)
 }
 
 /// `<!-- record-lines:N -->` → `N` (one to nine ASCII digits, leading zeros allowed).
@@ -74,8 +83,9 @@ pub fn split_record_header(line: &str) -> Option<RecordHeader<'_>> {
     let (after, timestamp) = parsed.ok()?;
     let spaced: IResult<&str, &str> = take_while1(is_space).parse(after);
     let (_, spaces) = spaced.ok()?;
-    let space_ends: Vec<usize> = spaces.char_indices().map(|(offset, c)| offset + c.len_utf8()).collect();
-    for &end in space_ends.iter().rev() {
+    // Give the greedy whitespace run back one character at a time, longest first.
+    for (offset, c) in spaces.char_indices().rev() {
+        let end = offset + c.len_utf8();
         let candidate = after.get(end..)?;
         let first_len = candidate.chars().next()?.len_utf8();
         if let Some(found) = candidate.get(first_len..).and_then(|tail| tail.find(": ")) {
@@ -106,7 +116,7 @@ mod tests {
         assert_eq!(source_line("<!-- source-id:a/b/c -->"), Some("a/b/c"));
         assert_eq!(source_line("<!-- source-id:a/b/c -->\r"), None);
         assert_eq!(speaker_line("<!-- speaker-id: -->"), Some(""));
-        assert_eq!(speaker_line("<!-- speaker-id:a b -->"), None);
+        assert_eq!(speaker_line("<!-- speaker-id:a b -->"), Some("a b"));
         assert_eq!(count_line("<!-- record-lines:01 -->"), Some(1));
         assert_eq!(count_line("<!-- record-lines:1234567890 -->"), None);
         assert_eq!(count_line("<!-- record-lines: 1 -->"), None);

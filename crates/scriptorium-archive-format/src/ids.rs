@@ -67,6 +67,59 @@ pub fn legacy_location(id: &str) -> Option<String> {
     Some(format!("sources/{}/{}.md", quote_path_component(parts.provider), quote_path_component(parts.thread)))
 }
 
+/// Whether `quote_path_component(raw) == encoded`, without allocating.
+fn quoted_equals(raw: &str, encoded: &str) -> bool {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    let mut rest = encoded.as_bytes();
+    for &b in raw.as_bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'~' | b'-') {
+            let Some((&first, tail)) = rest.split_first() else { return false };
+            if first != b {
+                return false;
+            }
+            rest = tail;
+        } else {
+            let Some((&[percent, hi, lo], tail)) = rest.split_first_chunk::<3>() else { return false };
+            if percent != b'%' || Some(&hi) != HEX.get(usize::from(b >> 4)) || Some(&lo) != HEX.get(usize::from(b & 0xf)) {
+                return false;
+            }
+            rest = tail;
+        }
+    }
+    rest.is_empty()
+}
+
+/// Whether `relative_path` is the v2 location of `id` (see [`v2_location`]), checked
+/// without building the path: the scanner asks this once per frame.
+pub(crate) fn is_v2_location_of(id: &str, relative_path: &str) -> bool {
+    let Some(parts) = split_source_id(id) else { return false };
+    let Some(rest) = relative_path.strip_prefix("sources/") else { return false };
+    let Some((provider, rest)) = rest.split_once('/') else { return false };
+    let Some(file) = rest.strip_prefix("_v2/") else { return false };
+    let Some(thread) = file.strip_suffix(".md") else { return false };
+    quoted_equals(parts.provider, provider) && quoted_equals(parts.thread, thread)
+}
+
+/// Whether `anchor` is exactly [`source_anchor`]`(id)`, checked without allocating.
+pub(crate) fn anchor_matches(anchor: &str, id: &str) -> bool {
+    let Some(hex) = anchor.strip_prefix("source-") else { return false };
+    if hex.len() != 16 {
+        return false;
+    }
+    let digest = Sha256::digest(id.as_bytes());
+    hex.as_bytes().chunks_exact(2).zip(digest.iter()).all(|(pair, byte)| {
+        let nibble = |c: u8| match c {
+            b'0'..=b'9' => Some(c - b'0'),
+            b'a'..=b'f' => Some(c - b'a' + 10),
+            _ => None,
+        };
+        match pair {
+            [hi, lo] => nibble(*hi).zip(nibble(*lo)).is_some_and(|(hi, lo)| hi << 4 | lo == *byte),
+            _ => false,
+        }
+    })
+}
+
 /// The HTML anchor of a source id: `source-` + the first 16 hex digits of SHA-256(id).
 pub fn source_anchor(id: &str) -> String {
     let digest = Sha256::digest(id.as_bytes());
@@ -113,6 +166,19 @@ mod tests {
         assert_eq!(quote_path_component("a.b_c-d~"), "a.b_c-d~");
         assert_eq!(quote_path_component("acct%3A-100"), "acct%253A-100");
         assert_eq!(quote_path_component("é/"), "%C3%A9%2F");
+    }
+
+    #[test]
+    fn allocation_free_checks_agree_with_the_builders() {
+        for id in ["openprogram/sess-7f2a/msg_2f9b", "Slack Bot/C 01/x", "é/ü:1/m", "a/b/c/d"] {
+            let path = v2_location(id).expect("valid id");
+            assert!(is_v2_location_of(id, &path), "{id}");
+            assert!(!is_v2_location_of(id, &path.replace(".md", "x.md")), "{id}");
+            assert!(anchor_matches(&source_anchor(id), id));
+            assert!(!anchor_matches(&source_anchor(id).to_uppercase(), id));
+        }
+        assert!(!is_v2_location_of("a/b/c", "sources/a/b.md"));
+        assert!(!anchor_matches("source-00", "a/b/c"));
     }
 
     #[test]

@@ -59,7 +59,7 @@ pub use crate::ids::{
 };
 pub use crate::legacy::{anonymous_event_id, legacy_speaker};
 pub use crate::meta::{AuthorityTier, SourceMeta, TrustState};
-pub use crate::parse::{Frame, Parsed, Stop, StopReason, parse, parse_bytes};
+pub use crate::parse::{Frame, Frames, Parsed, Stop, StopReason, parse, parse_bytes};
 pub use crate::record::SourceRecord;
 pub use crate::retrieval_text::{
     benchmark_refs, clean_retrieval_text, first_iso_date, has_benchmark_ref, reduce_markdown_links, strip_html_comments,

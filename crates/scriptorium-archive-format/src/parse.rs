@@ -1,10 +1,12 @@
 //! The v2 archive scanner (spec 01 §2.5): total, sequential, never resynchronises.
 
-use std::collections::HashSet;
+use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use crate::FORMAT_MARKER;
 use crate::fields;
-use crate::ids::{is_valid_v2_source_id, source_anchor, v2_location};
+use crate::ids::{anchor_matches, is_v2_location_of, is_valid_v2_source_id};
 use crate::meta::SourceMeta;
 use crate::speaker::decode_speaker_id;
 
@@ -16,10 +18,12 @@ pub struct Frame<'a> {
     pub source_id: &'a str,
     /// The raw value of the `speaker-id` line, if the frame has one (may be empty).
     pub encoded_speaker_id: Option<&'a str>,
-    /// The decoded speaker id, present exactly when `encoded_speaker_id` is.
-    pub speaker_id: Option<String>,
-    /// The decoded `source-meta`, if the frame has that line.
-    pub meta: Option<SourceMeta>,
+    /// The decoded speaker id, present exactly when `encoded_speaker_id` is (borrowed
+    /// from the input when the value holds no percent escape).
+    pub speaker_id: Option<Cow<'a, str>>,
+    /// The decoded `source-meta`, if the frame has that line. Shared between the
+    /// frames that carry the same token, which most frames of a file do.
+    pub meta: Option<Arc<SourceMeta>>,
     /// The 0-based line index of the anchor line (lines split on LF only).
     pub frame_start: usize,
     /// The 0-based line index of the `source-meta` line, if any.
@@ -42,7 +46,7 @@ impl Frame<'_> {
     /// The metadata a reader applies: the frame's own, or the trusted default for a
     /// frame without a `source-meta` line (decision Q7).
     pub fn effective_meta(&self) -> SourceMeta {
-        self.meta.clone().unwrap_or_default()
+        self.meta.as_deref().cloned().unwrap_or_default()
     }
 
     /// The number of record lines (`record-lines:N`).
@@ -225,7 +229,94 @@ impl<'a> Lines<'a> {
 /// Scan a v2 archive held in `text`, located at the workspace-relative
 /// `relative_path` (frames must belong to that file).
 pub fn parse<'a>(text: &'a str, relative_path: &str) -> Parsed<'a> {
-    Scanner { lines: Lines { text }, relative_path, seen: HashSet::new(), frames: Vec::new() }.run()
+    let mut frames = Frames::new(text, relative_path);
+    let collected = frames.by_ref().collect();
+    Parsed { frames: collected, stop: frames.stop() }
+}
+
+/// Scan a v2 archive frame by frame, holding no more than the current frame: for
+/// archives too large to collect. The iterator ends at the first bad frame or the end
+/// of the input; [`Frames::stop`] then says which.
+///
+/// ```
+/// use scriptorium_archive_format::{Frames, FORMAT_MARKER};
+///
+/// let text = format!("{FORMAT_MARKER}\n\n");
+/// let mut frames = Frames::new(&text, "sources/p/_v2/t.md");
+/// assert_eq!(frames.by_ref().count(), 0);
+/// assert!(frames.stop().is_none());
+/// ```
+pub struct Frames<'a, 'p> {
+    scanner: Scanner<'a, 'p>,
+    state: State,
+}
+
+/// Where a [`Frames`] iterator stands.
+#[derive(Clone, Copy)]
+enum State {
+    /// Not started: the marker lines are checked first.
+    Start,
+    /// The next frame starts at this byte and line.
+    At { pos: usize, index: usize },
+    /// Finished, with the stop if the input was not complete.
+    Done(Option<Stop>),
+}
+
+impl<'a, 'p> Frames<'a, 'p> {
+    /// A scan of `text`, located at the workspace-relative `relative_path`.
+    pub fn new(text: &'a str, relative_path: &'p str) -> Self {
+        let scanner = Scanner { lines: Lines { text }, relative_path, seen: HashSet::new(), metas: MetaCache::default() };
+        Frames { scanner, state: State::Start }
+    }
+
+    /// Once the iterator has returned `None`: `None` when the whole input was a
+    /// complete archive, else where and why the scan stopped. Before that, `None`.
+    pub fn stop(&self) -> Option<Stop> {
+        match self.state {
+            State::Done(stop) => stop,
+            State::Start | State::At { .. } => None,
+        }
+    }
+
+    fn finish(&mut self, stop: Option<Stop>) -> Option<Frame<'a>> {
+        self.state = State::Done(stop);
+        None
+    }
+}
+
+impl<'a> Iterator for Frames<'a, '_> {
+    type Item = Frame<'a>;
+
+    fn next(&mut self) -> Option<Frame<'a>> {
+        let (pos, index) = match self.state {
+            State::Done(_) => return None,
+            State::At { pos, index } => (pos, index),
+            State::Start => {
+                let missing = Some(Stop { line: 0, byte: 0, reason: StopReason::MissingMarker });
+                let (marker, next) = self.scanner.lines.at(0);
+                let Some(blank_pos) = next.filter(|_| marker == FORMAT_MARKER) else {
+                    return self.finish(missing);
+                };
+                let (blank, first) = self.scanner.lines.at(blank_pos);
+                let Some(pos) = first.filter(|_| blank.is_empty()) else {
+                    return self.finish(missing);
+                };
+                (pos, 2)
+            }
+        };
+        match self.scanner.frame(pos, index) {
+            Step::Complete => self.finish(None),
+            Step::Stop(reason) => self.finish(Some(Stop { line: index, byte: pos, reason })),
+            Step::Frame { frame, next_pos, next_index } => {
+                self.state = match next_pos {
+                    Some(pos) => State::At { pos, index: next_index },
+                    // The terminator was the last line: the input is exhausted.
+                    None => State::Done(None),
+                };
+                Some(*frame)
+            }
+        }
+    }
 }
 
 /// Scan archive bytes: like [`parse`], but invalid UTF-8 stops the scan at the line
@@ -245,7 +336,8 @@ pub fn parse_bytes<'a>(bytes: &'a [u8], relative_path: &str) -> Parsed<'a> {
     let mut parsed = parse(prefix, relative_path);
     // A frame whose terminator would be the bad line is not a frame of the real file.
     parsed.frames.retain(|frame| frame.record_end < bad_line);
-    if parsed.stop.is_none_or(|stop| stop.line >= bad_line) {
+    // A scan that ran out of input ran out because the bad line was cut off.
+    if parsed.stop.is_none_or(|stop| stop.line >= bad_line || stop.reason == StopReason::Truncated) {
         let (line, byte) = match parsed.frames.last() {
             Some(last) => (last.record_end + 1, last.end_byte),
             None if bad_line >= 2 && prefix.starts_with(FORMAT_MARKER) => (2, FORMAT_MARKER.len() + 2),
@@ -260,43 +352,12 @@ struct Scanner<'a, 'p> {
     lines: Lines<'a>,
     relative_path: &'p str,
     seen: HashSet<&'a str>,
-    frames: Vec<Frame<'a>>,
+    /// Decoded `source-meta` tokens: a file holds few distinct ones, and decoding
+    /// (base64, JSON, canonical re-encoding) is the costliest per-frame step.
+    metas: MetaCache<'a>,
 }
 
 impl<'a> Scanner<'a, '_> {
-    fn run(mut self) -> Parsed<'a> {
-        let (marker, next) = self.lines.at(0);
-        let Some(blank_pos) = next.filter(|_| marker == FORMAT_MARKER) else {
-            return self.stopped(0, 0, StopReason::MissingMarker);
-        };
-        let (blank, first) = self.lines.at(blank_pos);
-        let Some(mut pos) = first.filter(|_| blank.is_empty()) else {
-            return self.stopped(0, 0, StopReason::MissingMarker);
-        };
-        let mut index = 2;
-        loop {
-            match self.frame(pos, index) {
-                Step::Complete => return Parsed { frames: self.frames, stop: None },
-                Step::Stop(reason) => return self.stopped(index, pos, reason),
-                Step::Frame { frame, next_pos, next_index } => {
-                    self.frames.push(*frame);
-                    match next_pos {
-                        Some(p) => {
-                            pos = p;
-                            index = next_index;
-                        }
-                        // The terminator was the last line: the input is exhausted.
-                        None => return Parsed { frames: self.frames, stop: None },
-                    }
-                }
-            }
-        }
-    }
-
-    fn stopped(self, line: usize, byte: usize, reason: StopReason) -> Parsed<'a> {
-        Parsed { frames: self.frames, stop: Some(Stop { line, byte, reason }) }
-    }
-
     /// Read the frame starting at line `index` (byte `pos`).
     fn frame(&mut self, pos: usize, index: usize) -> Step<'a> {
         let (anchor_line, next) = self.lines.at(pos);
@@ -316,10 +377,10 @@ impl<'a> Scanner<'a, '_> {
         if !is_valid_v2_source_id(source_id) {
             return Step::Stop(StopReason::InvalidSourceId);
         }
-        if v2_location(source_id).as_deref() != Some(self.relative_path) {
+        if !is_v2_location_of(source_id, self.relative_path) {
             return Step::Stop(StopReason::WrongArchive);
         }
-        if anchor != source_anchor(source_id) {
+        if !anchor_matches(anchor, source_id) {
             return Step::Stop(StopReason::AnchorMismatch);
         }
         if self.seen.contains(source_id) {
@@ -331,8 +392,15 @@ impl<'a> Scanner<'a, '_> {
         let mut encoded_speaker_id = None;
         let mut speaker_id = None;
         if let Some(value) = fields::speaker_line(line) {
-            let Some(decoded) = decode_speaker_id(value) else {
-                return Step::Stop(StopReason::NonCanonicalSpeakerId);
+            let unreserved = value.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'~'));
+            let decoded = if unreserved {
+                // Nothing to decode: the value is its own canonical encoding.
+                Cow::Borrowed(value)
+            } else {
+                let Some(decoded) = decode_speaker_id(value) else {
+                    return Step::Stop(StopReason::NonCanonicalSpeakerId);
+                };
+                Cow::Owned(decoded)
             };
             encoded_speaker_id = Some(value);
             speaker_id = Some(decoded);
@@ -343,8 +411,8 @@ impl<'a> Scanner<'a, '_> {
         }
         let mut meta = None;
         let mut meta_line = None;
-        if let Some(token) = fields::meta_line(line) {
-            let Some(decoded) = SourceMeta::decode_token(token) else {
+        if let Some(token) = fields::meta_value(line) {
+            let Some(decoded) = self.metas.decode(token) else {
                 return Step::Stop(StopReason::InvalidSourceMeta);
             };
             meta = Some(decoded);
@@ -393,6 +461,36 @@ impl<'a> Scanner<'a, '_> {
             next_pos: after,
             next_index: record_end + 1,
         }
+    }
+}
+
+/// Decoded `source-meta` tokens of one scan. A short list compared byte for byte
+/// serves the usual handful of distinct tokens without hashing 180-byte keys; a map
+/// takes over when a file holds many.
+#[derive(Default)]
+struct MetaCache<'a> {
+    recent: Vec<(&'a str, Arc<SourceMeta>)>,
+    many: HashMap<&'a str, Arc<SourceMeta>>,
+}
+
+impl<'a> MetaCache<'a> {
+    const RECENT: usize = 16;
+
+    /// The metadata of a `source-meta` value, or `None` when it is not a valid token.
+    fn decode(&mut self, value: &'a str) -> Option<Arc<SourceMeta>> {
+        if let Some((_, meta)) = self.recent.iter().find(|(token, _)| *token == value) {
+            return Some(Arc::clone(meta));
+        }
+        if let Some(meta) = self.many.get(value) {
+            return Some(Arc::clone(meta));
+        }
+        let meta = Arc::new(SourceMeta::decode_token(fields::meta_token(value)?)?);
+        if self.recent.len() < Self::RECENT {
+            self.recent.push((value, Arc::clone(&meta)));
+        } else {
+            self.many.insert(value, Arc::clone(&meta));
+        }
+        Some(meta)
     }
 }
 

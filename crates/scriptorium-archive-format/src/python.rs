@@ -9,8 +9,9 @@ use unicode_general_category::{GeneralCategory, get_general_category};
 /// Python `str.isprintable()` for one character: not in Cc, Cf, Cs, Co, Cn, Zl, Zp,
 /// or Zs other than the ASCII space.
 pub fn is_printable(c: char) -> bool {
-    if c == ' ' {
-        return true;
+    // ASCII fast path: the category lookup is a table search.
+    if c.is_ascii() {
+        return matches!(c, ' '..='~');
     }
     !matches!(
         get_general_category(c),

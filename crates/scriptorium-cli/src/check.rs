@@ -1,8 +1,8 @@
 //! `scriptorium check`: a read-only health report of a workspace, made of sections.
 //!
 //! Each [`Section`] checks one part of the workspace and renders itself for humans and
-//! as JSON. Today there is one, `archives`; topic validation arrives as a second
-//! section without changing the report's shape.
+//! as JSON: `archives` (every source archive scanned) and `topics` (every topic file
+//! and citation validated against those archives). The check fails when any section does.
 
 use serde_json::{Map, Value};
 
@@ -11,6 +11,7 @@ use crate::archives::ArchivesSection;
 use crate::cli::CheckArgs;
 use crate::error::CliError;
 use crate::output::{print, print_json};
+use crate::topics::TopicsSection;
 use crate::workspace::Workspace;
 
 /// One part of the check report.
@@ -28,8 +29,8 @@ pub(crate) trait Section {
 /// Run `check`.
 pub(crate) fn run(args: &CheckArgs) -> Result<Outcome, CliError> {
     let workspace = Workspace::locate(args.workspace.as_deref())?;
-    // Topic validation (next issue) adds its section here.
-    let sections: Vec<Box<dyn Section>> = vec![Box::new(ArchivesSection::scan(&workspace))];
+    let sections: Vec<Box<dyn Section>> =
+        vec![Box::new(ArchivesSection::scan(&workspace)), Box::new(TopicsSection::scan(&workspace))];
     let failed = sections.iter().any(|s| s.failed());
     if args.json {
         let mut report = Map::new();

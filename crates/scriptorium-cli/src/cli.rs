@@ -20,10 +20,12 @@ pub(crate) enum Command {
     #[command(subcommand)]
     Archive(ArchiveCommand),
     /// Check a workspace without writing anything: scan every source archive and
-    /// report each file as complete, or where and why its scan stops.
+    /// report each file as complete, or where and why its scan stops; then parse every
+    /// topic file strictly and resolve every citation against the archives, listing
+    /// each violation as `path:line: CODE detail`.
     ///
-    /// Exit status: 0 when every v2 archive is complete, 1 when one is not (or a file
-    /// cannot be read), 2 on bad usage or input.
+    /// Exit status: 0 when every v2 archive is complete and every topic file valid, 1
+    /// when not (or a file cannot be read), 2 on bad usage or input.
     Check(CheckArgs),
 }
 

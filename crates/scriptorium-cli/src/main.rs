@@ -1,14 +1,14 @@
 //! `scriptorium`: the command-line front end of the Scriptorium memory workspace.
 //!
 //! Top layer of the workspace: it reads files and prints reports; the formats live in
-//! the layers below. Today it depends on `scriptorium-archive-format` only.
+//! the layers below (`scriptorium-archive-format`, `scriptorium-topic-markdown`).
 //!
 //! # Architecture invariants
 //!
 //! - Read-only: no verb here writes to the workspace.
 //! - Every failure is one stderr line `error[CODE]: message` with a stable `CLI_*`
-//!   code (docs/error-codes.md) and exit status 2; findings (an incomplete archive)
-//!   are exit status 1; success is 0. Nothing panics on bad input.
+//!   code (docs/error-codes.md) and exit status 2; findings (an incomplete archive, a
+//!   topic violation) are exit status 1; success is 0. Nothing panics on bad input.
 #![forbid(unsafe_code)]
 // A binary's job is to print: stdout for reports, stderr for the one error line.
 #![allow(clippy::print_stdout, clippy::print_stderr, reason = "the binary's output is its interface")]
@@ -23,6 +23,9 @@ mod listing;
 mod output;
 mod relative;
 mod scan_json;
+mod source_files;
+mod topic_refs;
+mod topics;
 mod workspace;
 
 use std::process::ExitCode;
@@ -35,7 +38,7 @@ use crate::error::{CliError, CliErrorCode};
 
 /// Exit status: everything checked out.
 const EXIT_OK: u8 = 0;
-/// Exit status: the command ran and found a problem (an incomplete v2 archive).
+/// Exit status: the command ran and found a problem (an incomplete v2 archive, a topic violation).
 const EXIT_FINDINGS: u8 = 1;
 /// Exit status: bad usage or input; nothing was checked.
 const EXIT_ERROR: u8 = 2;

@@ -59,9 +59,19 @@ impl Bm25Weight {
 
     /// This term's contribution to a document of `doc_len` tokens holding it `tf` times.
     pub fn score(&self, tf: u32, doc_len: u32) -> f64 {
+        self.score_with_norm(tf, length_norm(doc_len, self.average_len))
+    }
+
+    /// [`Self::score`] given the document's [`length_norm`], which is the same for every
+    /// term of one document (computing it once per document gives the same floats).
+    pub fn score_with_norm(&self, tf: u32, norm: f64) -> f64 {
         let tf = f64::from(tf);
-        let norm = K1 * (1.0 - B + B * f64::from(doc_len) / self.average_len);
         self.idf * (DELTA + (tf * (K1 + 1.0)) / (norm + tf))
+    }
+
+    /// The average document length this weight was made with.
+    pub fn average_len(&self) -> f64 {
+        self.average_len
     }
 
     /// The contribution to a document without the term: `idf·δ`, computed as numpy
@@ -82,6 +92,12 @@ impl Bm25Weight {
         explanation.add_detail(Explanation::new("avgdl, average candidate length", self.average_len));
         explanation
     }
+}
+
+/// The length part of the denominator, `k1·(1−b+b·dl/avgdl)`, in numpy's order:
+/// `k1 · ((1 − b) + (b·dl)/avgdl)`.
+pub fn length_norm(doc_len: u32, average_len: f64) -> f64 {
+    K1 * (1.0 - B + B * f64::from(doc_len) / average_len)
 }
 
 /// The average document length as rank_bm25 computes it: an integer sum divided by N.

@@ -19,8 +19,9 @@ use crate::bitset::BitSet;
 use crate::collect::file_events;
 use crate::embed::VectorCache;
 use crate::error::Error;
-use crate::event::{FileKind, MemoryEvent, Trust};
+use crate::event::{FileKind, MemoryEvent};
 use crate::filter::{Selection, event_speakers};
+use crate::fxhash::FxBuildHasher;
 use crate::scan::{WorkspaceFile, scan_workspace};
 use crate::tokenize::for_each_token;
 
@@ -106,9 +107,12 @@ pub struct Index {
     files: BTreeMap<String, FileSlots>,
     slots: Vec<Option<Slot>>,
     lengths: Vec<u32>,
-    dictionary: HashMap<Box<str>, u32>,
+    dictionary: HashMap<Box<str>, u32, FxBuildHasher>,
     postings: Vec<Vec<Posting>>,
     live: BitSet,
+    /// Slots whose event has refs (rule `source_grounded`), kept apart from the events so
+    /// that a query over many candidates reads bits, not events.
+    grounded: BitSet,
     live_docs: u64,
     live_tokens: u64,
     free: usize,
@@ -210,6 +214,11 @@ impl Index {
         self.slots.len()
     }
 
+    /// Whether the event at `slot` has refs.
+    pub(crate) fn is_grounded(&self, slot: u32) -> bool {
+        self.grounded.contains(slot)
+    }
+
     pub(crate) fn length(&self, slot: u32) -> u32 {
         self.lengths.get(slot as usize).copied().unwrap_or(0)
     }
@@ -249,10 +258,13 @@ impl Index {
             return; // beyond u32 slots: the index holds at most 4 billion events
         };
         self.live.grow(self.slots.len() + events.len());
+        self.grounded.grow(self.slots.len() + events.len());
+        let mut scratch = Vec::new();
         for (slot, mut event) in (first..).zip(events) {
             event.path.clone_from(&path);
-            let length = self.add_postings(slot, &event);
+            let length = self.add_postings(slot, &event, &mut scratch);
             let speakers = event_speakers(&event);
+            self.grounded.set(slot, !event.refs.is_empty());
             self.slots.push(Some(Slot { event, kind, speakers }));
             self.lengths.push(length);
             self.live.set(slot, true);
@@ -260,15 +272,21 @@ impl Index {
         self.files.insert(path, FileSlots { first, len });
     }
 
-    /// Add the postings of `event` at `slot`; returns its length in tokens.
-    fn add_postings(&mut self, slot: u32, event: &MemoryEvent) -> u32 {
-        let mut occurrences: Vec<(u32, u32)> = Vec::new();
+    /// Add the postings of `event` at `slot`; returns its length in tokens. `occurrences`
+    /// is scratch space reused across events.
+    fn add_postings(&mut self, slot: u32, event: &MemoryEvent, occurrences: &mut Vec<(u32, u32)>) -> u32 {
+        occurrences.clear();
         for_each_field_token(event, |token, flag| {
-            let next_id = u32::try_from(self.postings.len()).unwrap_or(u32::MAX);
-            let id = *self.dictionary.entry(token.into()).or_insert(next_id);
-            if id == next_id {
-                self.postings.push(Vec::new());
-            }
+            // Look up before inserting: most tokens are known, and an insert needs an owned key.
+            let id = match self.dictionary.get(token) {
+                Some(&id) => id,
+                None => {
+                    let id = u32::try_from(self.postings.len()).unwrap_or(u32::MAX);
+                    self.dictionary.insert(token.into(), id);
+                    self.postings.push(Vec::new());
+                    id
+                }
+            };
             occurrences.push((id, flag));
         });
         let length = u32::try_from(occurrences.len()).unwrap_or(u32::MAX);
@@ -312,6 +330,7 @@ impl Index {
                 *length = 0;
             }
             self.live.set(slot, false);
+            self.grounded.set(slot, false);
         }
         self.free += file.len as usize;
     }
@@ -331,62 +350,6 @@ impl Index {
         for (path, events) in files {
             self.insert_file(path, events);
         }
-    }
-
-    /// v2 preference, then topic trust resolution, then the live totals.
-    fn resolve(&mut self) {
-        let mut v2_ids: HashSet<&str> = HashSet::new();
-        for entry in self.slots.iter().flatten() {
-            if entry.kind == FileKind::V2Source {
-                v2_ids.insert(&entry.event.event_id);
-            }
-        }
-        let mut shadowed: Vec<u32> = Vec::new();
-        // Source trust by id, in path order so that a repeated id resolves the same way
-        // whatever order files arrived in (the last one wins, as in a Python dict).
-        let mut source_trust: HashMap<&str, Trust> = HashMap::new();
-        for file in self.files.values() {
-            for slot in file.range() {
-                let Some(entry) = self.slots.get(slot as usize).and_then(Option::as_ref) else { continue };
-                match entry.kind {
-                    FileKind::LegacySource if v2_ids.contains(entry.event.event_id.as_str()) => shadowed.push(slot),
-                    FileKind::LegacySource | FileKind::V2Source => {
-                        source_trust.insert(&entry.event.event_id, entry.event.trust_state);
-                    }
-                    FileKind::Topic => {}
-                }
-            }
-        }
-        let mut topic_trust: Vec<(u32, Trust)> = Vec::new();
-        for (slot, entry) in (0u32..).zip(&self.slots) {
-            let Some(entry) = entry.as_ref().filter(|entry| entry.kind == FileKind::Topic) else { continue };
-            let refs = &entry.event.refs;
-            let trust = if refs.is_empty() {
-                Trust::Unknown
-            } else if refs.iter().all(|id| source_trust.get(id.as_str()) == Some(&Trust::Trusted)) {
-                Trust::Trusted
-            } else {
-                Trust::Pending
-            };
-            topic_trust.push((slot, trust));
-        }
-        for (slot, trust) in topic_trust {
-            if let Some(Some(entry)) = self.slots.get_mut(slot as usize) {
-                entry.event.trust_state = trust;
-            }
-        }
-        let shadowed: HashSet<u32> = shadowed.into_iter().collect();
-        let (mut docs, mut tokens) = (0u64, 0u64);
-        for (slot, entry) in (0u32..).zip(&self.slots) {
-            let live = entry.is_some() && !shadowed.contains(&slot);
-            self.live.set(slot, live);
-            if live {
-                docs += 1;
-                tokens += u64::from(self.lengths.get(slot as usize).copied().unwrap_or(0));
-            }
-        }
-        self.live_docs = docs;
-        self.live_tokens = tokens;
     }
 }
 
@@ -411,5 +374,6 @@ fn search_path(path: &str) -> &str {
     path.strip_prefix("topics/").unwrap_or(path)
 }
 
+mod resolve;
 #[cfg(test)]
 mod tests;

@@ -58,6 +58,7 @@ mod error;
 mod event;
 mod filter;
 mod fusion;
+mod fxhash;
 mod hit;
 mod index;
 mod legacy_topic;
@@ -70,7 +71,7 @@ mod test_support;
 mod tokenize;
 
 pub use crate::api::{API_TOP_K_MAX, CONTENT_MAX_CHARS, Method, SearchRequest, SearchResponse, search};
-pub use crate::bm25::{B, Bm25Statistics, Bm25Weight, DELTA, Explanation, K1, average_len, idf};
+pub use crate::bm25::{B, Bm25Statistics, Bm25Weight, DELTA, Explanation, K1, average_len, idf, length_norm};
 pub use crate::collect::file_events;
 pub use crate::embed::{EmbedError, Embedder};
 pub use crate::error::{Error, ErrorCode};

@@ -12,7 +12,7 @@
 use std::cmp::Ordering;
 use std::collections::HashMap;
 
-use crate::bm25::{Bm25Statistics, Bm25Weight, Explanation};
+use crate::bm25::{Bm25Statistics, Bm25Weight, Explanation, length_norm};
 use crate::error::Error;
 use crate::filter::{Filters, Selection};
 use crate::hit::{Bm25Score, Hit, Score};
@@ -92,17 +92,21 @@ impl Bm25Statistics for CandidateStats<'_> {
     }
 }
 
-/// A scored candidate, before its hit is built.
+/// A candidate that may reach the result, before its hit is built.
 #[derive(Clone, Copy, Debug)]
 struct Row {
     slot: u32,
-    /// Index into `QueryRun::matched`, or `None` for a candidate holding no query token.
+    /// Index into `QueryRun::matched`, or `None` for a candidate holding no query term.
     matched: Option<usize>,
     raw: f64,
     lexical: f64,
     adjustment: f64,
+    /// `lexical + adjustment`, rounded only once the row is among the finalists.
     final_score: f64,
 }
+
+/// Per-slot marker in `QueryRun::seen` for a slot no query term reached.
+const UNSEEN: u32 = u32::MAX;
 
 /// The state of one query over one candidate set.
 struct QueryRun<'i> {
@@ -114,7 +118,7 @@ struct QueryRun<'i> {
     terms: Vec<QueryTerm>,
     /// Candidates holding at least one query term, in discovery order.
     matched: Vec<u32>,
-    /// Per slot: its index in `matched`, or `u32::MAX`.
+    /// Per slot: its index in `matched`, or [`UNSEEN`].
     seen: Vec<u32>,
     /// `matched.len() × terms.len()` postings (tf 0 and no flags where absent).
     table: Vec<Posting>,
@@ -147,29 +151,24 @@ impl<'i> QueryRun<'i> {
                 }
             })
             .collect();
-        let postings: Vec<Vec<Posting>> = texts
-            .iter()
-            .map(|text| index.postings(text).iter().copied().filter(|p| candidates.set.contains(p.slot)).collect())
-            .collect();
-        let stats = CandidateStats {
-            docs: candidates.docs,
-            tokens: candidates.tokens,
-            doc_freqs: texts.iter().zip(&postings).map(|(text, list)| (text.as_str(), list.len() as u64)).collect(),
-        };
-        let terms: Vec<QueryTerm> = texts
-            .iter()
-            .map(|text| QueryTerm { text: text.clone(), weight: Bm25Weight::for_term(&stats, text) })
-            .collect();
 
-        let width = terms.len();
-        let mut seen = vec![u32::MAX; index.slot_count()];
+        // One pass over each term's postings: collect the matched candidates and their
+        // postings, and count document frequencies over the candidates only.
+        let width = texts.len();
+        let mut seen = vec![UNSEEN; index.slot_count()];
         let mut matched: Vec<u32> = Vec::new();
         let mut table: Vec<Posting> = Vec::new();
-        for (term, list) in postings.iter().enumerate() {
-            for posting in list {
+        let mut doc_freqs: HashMap<&str, u64> = HashMap::with_capacity(width);
+        for (term, text) in texts.iter().enumerate() {
+            let mut df = 0u64;
+            for posting in index.postings(text) {
+                if !candidates.set.contains(posting.slot) {
+                    continue;
+                }
                 let Some(entry) = seen.get_mut(posting.slot as usize) else { continue };
-                if *entry == u32::MAX {
-                    *entry = u32::try_from(matched.len()).unwrap_or(u32::MAX);
+                df += 1;
+                if *entry == UNSEEN {
+                    *entry = u32::try_from(matched.len()).unwrap_or(UNSEEN);
                     matched.push(posting.slot);
                     table.extend(std::iter::repeat_n(Posting::ABSENT, width));
                 }
@@ -177,7 +176,12 @@ impl<'i> QueryRun<'i> {
                     *cell = *posting;
                 }
             }
+            doc_freqs.insert(text.as_str(), df);
         }
+        let stats = CandidateStats { docs: candidates.docs, tokens: candidates.tokens, doc_freqs };
+        let weights: Vec<Option<Bm25Weight>> = texts.iter().map(|text| Bm25Weight::for_term(&stats, text)).collect();
+        let terms: Vec<QueryTerm> =
+            texts.into_iter().zip(weights).map(|(text, weight)| QueryTerm { text, weight }).collect();
         let mut run = QueryRun {
             index,
             query,
@@ -203,23 +207,23 @@ impl<'i> QueryRun<'i> {
 
     /// Raw scores in numpy's order: per query token, duplicates included, from `0.0`.
     fn score(&mut self) {
+        let weights: Vec<Option<Bm25Weight>> = self.positions.iter().map(|&term| self.weight(term)).collect();
+        let average_len = self.terms.iter().find_map(|term| term.weight).map_or(1.0, |w| w.average_len());
         let mut raws = Vec::with_capacity(self.matched.len());
         for (m, &slot) in self.matched.iter().enumerate() {
-            let doc_len = self.index.length(slot);
+            let norm = length_norm(self.index.length(slot), average_len);
             let row = self.row(m);
             let mut raw = 0.0;
-            for &term in &self.positions {
-                if let (Some(weight), Some(posting)) = (self.terms.get(term).and_then(|t| t.weight), row.get(term)) {
-                    raw += weight.score(posting.tf(), doc_len);
+            for (&term, weight) in self.positions.iter().zip(&weights) {
+                if let (Some(weight), Some(posting)) = (weight, row.get(term)) {
+                    raw += weight.score_with_norm(posting.tf(), norm);
                 }
             }
             raws.push(raw);
         }
         let mut base = 0.0;
-        for &term in &self.positions {
-            if let Some(weight) = self.terms.get(term).and_then(|t| t.weight) {
-                base += weight.absent_score();
-            }
+        for weight in weights.iter().flatten() {
+            base += weight.absent_score();
         }
         let mut max_raw = raws.iter().copied().fold(0.0, f64::max);
         if self.candidates.docs > self.matched.len() as u64 {
@@ -228,6 +232,10 @@ impl<'i> QueryRun<'i> {
         self.raws = raws;
         self.base = base;
         self.max_raw = max_raw;
+    }
+
+    fn weight(&self, term: usize) -> Option<Bm25Weight> {
+        self.terms.get(term).and_then(|t| t.weight)
     }
 
     fn lexical(&self, raw: f64) -> f64 {
@@ -260,53 +268,39 @@ impl<'i> QueryRun<'i> {
             if lexical <= 0.0 && adjustment <= SOURCE_GROUNDED {
                 continue;
             }
-            rows.push(Row {
-                slot,
-                matched: Some(m),
-                raw,
-                lexical,
-                adjustment,
-                final_score: round6(lexical + adjustment),
-            });
+            rows.push(Row { slot, matched: Some(m), raw, lexical, adjustment, final_score: lexical + adjustment });
         }
         self.push_unmatched(&mut rows, top_k, rerank);
-        let order = |a: &Row, b: &Row| self.order(a, b);
-        if rows.len() > top_k {
-            rows.select_nth_unstable_by(top_k - 1, order);
-            rows.truncate(top_k);
+        let mut finalists = finalists(rows, top_k);
+        for row in &mut finalists {
+            row.final_score = round6(row.final_score);
         }
-        rows.sort_by(order);
-        rows.iter().filter_map(|row| self.hit(row, &long, &dates, rerank)).collect()
+        let order = |a: &Row, b: &Row| self.order(a, b);
+        finalists.sort_by(order);
+        finalists.truncate(top_k);
+        finalists.iter().filter_map(|row| self.hit(row, &long, &dates, rerank)).collect()
     }
 
     /// Add the first `top_k` candidates holding no query term, with refs and without,
     /// in (path, line, id) order: no other such candidate can rank above them.
     fn push_unmatched(&self, rows: &mut Vec<Row>, top_k: usize, rerank: bool) {
         let lexical = self.lexical(self.base);
-        if lexical <= 0.0 {
+        if lexical <= 0.0 || self.candidates.docs <= self.matched.len() as u64 {
             return;
         }
         let mut taken = [0usize; 2];
         'files: for file in self.index.files().values() {
-            for (slot, entry) in self.index.live_slots(*file) {
-                if !self.candidates.set.contains(slot) || self.seen.get(slot as usize) != Some(&u32::MAX) {
+            for slot in file.range() {
+                if self.seen.get(slot as usize) != Some(&UNSEEN) || !self.candidates.set.contains(slot) {
                     continue;
                 }
-                let grounded = rerank && !entry.event.refs.is_empty();
+                let grounded = rerank && self.index.is_grounded(slot);
                 let group = usize::from(grounded);
-                if taken.get(group).is_some_and(|n| *n < top_k) {
-                    if let Some(n) = taken.get_mut(group) {
-                        *n += 1;
-                    }
+                if let Some(taken) = taken.get_mut(group).filter(|n| **n < top_k) {
+                    *taken += 1;
                     let adjustment = if grounded { SOURCE_GROUNDED } else { 0.0 };
-                    rows.push(Row {
-                        slot,
-                        matched: None,
-                        raw: self.base,
-                        lexical,
-                        adjustment,
-                        final_score: round6(lexical + adjustment),
-                    });
+                    let final_score = lexical + adjustment;
+                    rows.push(Row { slot, matched: None, raw: self.base, lexical, adjustment, final_score });
                 }
                 if taken.iter().all(|n| *n >= top_k) {
                     break 'files;
@@ -318,12 +312,14 @@ impl<'i> QueryRun<'i> {
     fn rule_hits(&self, m: usize, slot: u32, long: &[(usize, &str)], dates: &[&str]) -> RuleHits {
         let row = self.row(m);
         let flag = |term: usize, test: fn(Posting) -> bool| row.get(term).is_some_and(|p| test(*p));
-        let event = self.index.slot(slot).map(|entry| &entry.event);
+        // Only a query with a date needs the event itself; everything else is in bits.
+        let date = !dates.is_empty()
+            && self.index.slot(slot).and_then(|entry| entry.event.date.as_deref()).is_some_and(|d| dates.contains(&d));
         RuleHits {
             exact_terms: long.iter().filter(|(term, _)| flag(*term, Posting::in_content)).count(),
             path_heading_terms: long.iter().filter(|(term, _)| flag(*term, Posting::in_path_heading)).count(),
-            date: event.and_then(|e| e.date.as_deref()).is_some_and(|date| dates.contains(&date)),
-            grounded: event.is_some_and(|e| !e.refs.is_empty()),
+            date,
+            grounded: self.index.is_grounded(slot),
         }
     }
 
@@ -359,42 +355,26 @@ impl<'i> QueryRun<'i> {
             }),
         })
     }
-
-    fn explain(&self, event_id: &str) -> Option<Explanation> {
-        let (slot, _) = self
-            .index
-            .files()
-            .values()
-            .flat_map(|file| self.index.live_slots(*file))
-            .find(|(slot, entry)| entry.event.event_id == event_id && self.candidates.set.contains(*slot))?;
-        let doc_len = self.index.length(slot);
-        let cells: Vec<Posting> = match self.seen.get(slot as usize).filter(|m| **m != u32::MAX) {
-            Some(&m) => self.row(m as usize).to_vec(),
-            None => vec![Posting::ABSENT; self.terms.len()],
-        };
-        let mut total = 0.0;
-        let mut parts = Vec::new();
-        for &term in &self.positions {
-            let Some(query_term) = self.terms.get(term) else { continue };
-            let tf = cells.get(term).map_or(0, |p| p.tf());
-            match query_term.weight {
-                Some(weight) => {
-                    total += weight.score(tf, doc_len);
-                    parts.push(weight.explain(&query_term.text, tf, doc_len));
-                }
-                None => {
-                    parts.push(Explanation::new(format!("term `{}`: in no candidate, adds 0", query_term.text), 0.0))
-                }
-            }
-        }
-        let mut explanation = Explanation::new(
-            format!("BM25+ of `{event_id}` over {} candidates (k1=1.5, b=0.75, δ=1)", self.candidates.docs),
-            total,
-        );
-        parts.into_iter().for_each(|part| explanation.add_detail(part));
-        Some(explanation)
-    }
 }
 
+/// The rows that can still be among the best `top_k` once scores are rounded.
+///
+/// Rounding is monotone and moves a value by at most 5·10⁻⁷, so a row whose unrounded
+/// score is more than 10⁻⁶ below the `top_k`-th best unrounded score rounds strictly
+/// below at least `top_k` rows and can never rank among them. Only the survivors are
+/// rounded and fully sorted, which keeps a query over many matches cheap.
+fn finalists(mut rows: Vec<Row>, top_k: usize) -> Vec<Row> {
+    if rows.len() <= top_k {
+        return rows;
+    }
+    let mut scores: Vec<f64> = rows.iter().map(|row| row.final_score).collect();
+    let (_, kth, _) = scores.select_nth_unstable_by(top_k - 1, |a, b| b.total_cmp(a));
+    // 2·10⁻⁶ leaves room for the float error of the bound itself.
+    let floor = *kth - 2e-6;
+    rows.retain(|row| row.final_score >= floor);
+    rows
+}
+
+mod explain;
 #[cfg(test)]
 mod tests;

@@ -28,6 +28,12 @@ const CJK_RANGES: &[(u32, u32)] = &[
     (0x20000, 0x2a6df),
 ];
 
+/// Wide ranges without any case folding (checked against the table in the tests), so
+/// that CJK, kana and Hangul text skips the table search: U+2CF3..U+A63F holds the CJK
+/// blocks and kana, U+ABC0..U+FAFF holds Hangul and the compatibility ideographs, and
+/// nothing above U+1E921 folds.
+const FOLD_FREE: &[(u32, u32)] = &[(0x2cf3, 0xa63f), (0xabc0, 0xfaff), (0x1e922, 0x10ffff)];
+
 /// The tokens of `text`, in order, duplicates kept.
 ///
 /// ```
@@ -43,30 +49,37 @@ pub fn tokenize(text: &str) -> Vec<String> {
     tokens
 }
 
-/// Call `emit` with every token of `text`, in order, without allocating per token.
+/// Call `emit` with every token of `text`, in order, in one pass and without
+/// allocating per token.
 pub(crate) fn for_each_token(text: &str, mut emit: impl FnMut(&str)) {
     let mut folded = String::new();
-    let mut rest = text;
-    loop {
-        let Some(start) = rest.find(is_word_char) else { return };
-        let run_and_after = rest.get(start..).unwrap_or_default();
-        let end = run_and_after.find(|c: char| !is_word_char(c)).unwrap_or(run_and_after.len());
-        let run = run_and_after.get(..end).unwrap_or_default();
-        rest = run_and_after.get(end..).unwrap_or_default();
-
-        folded.clear();
-        let mut chars = 0usize;
-        let mut all_cjk = true;
-        for c in run.chars() {
+    let mut run_chars = 0usize;
+    let mut all_cjk = true;
+    for c in text.chars() {
+        if is_word_char(c) {
+            if run_chars == 0 {
+                folded.clear();
+                all_cjk = true;
+            }
             push_casefold(&mut folded, c);
-            chars += 1;
+            run_chars += 1;
             all_cjk &= is_cjk(c);
+        } else if run_chars > 0 {
+            finish_run(&folded, run_chars, all_cjk, &mut emit);
+            run_chars = 0;
         }
-        emit(&folded);
-        if all_cjk && chars >= 2 {
-            // CJK code points have no case folding, so `folded` equals `run` here.
-            emit_characters_and_bigrams(&folded, &mut emit);
-        }
+    }
+    if run_chars > 0 {
+        finish_run(&folded, run_chars, all_cjk, &mut emit);
+    }
+}
+
+/// Emit a folded run, then its characters and bigrams when it is CJK of 2+ characters.
+fn finish_run(folded: &str, chars: usize, all_cjk: bool, emit: &mut impl FnMut(&str)) {
+    emit(folded);
+    if all_cjk && chars >= 2 {
+        // CJK code points have no case folding, so `folded` is the run as written.
+        emit_characters_and_bigrams(folded, emit);
     }
 }
 
@@ -89,7 +102,13 @@ pub(crate) fn is_word_char(c: char) -> bool {
     if c.is_ascii() {
         return c.is_ascii_alphanumeric();
     }
-    in_ranges(tables::WORD_RANGES, u32::from(c))
+    let cp = u32::from(c);
+    // Dense letter blocks that are word characters throughout (checked against the table
+    // in the tests): CJK Extension A, CJK Unified Ideographs, Hangul Syllables.
+    if (0x3400..=0x4dbf).contains(&cp) || (0x4e00..=0x9fff).contains(&cp) || (0xac00..=0xd7a3).contains(&cp) {
+        return true;
+    }
+    in_ranges(tables::WORD_RANGES, cp)
 }
 
 fn is_cjk(c: char) -> bool {
@@ -108,6 +127,10 @@ fn push_casefold(out: &mut String, c: char) {
         return;
     }
     let cp = u32::from(c);
+    if FOLD_FREE.iter().any(|&(low, high)| (low..=high).contains(&cp)) {
+        out.push(c);
+        return;
+    }
     match tables::CASE_FOLDS.binary_search_by_key(&cp, |&(from, _)| from) {
         Ok(at) => out.push_str(tables::CASE_FOLDS.get(at).map_or("", |&(_, to)| to)),
         Err(_) => out.push(c),

@@ -65,3 +65,40 @@ macro_rules! crashpoint {
         $crate::crashpoint::hit($name)
     };
 }
+
+#[cfg(test)]
+mod tests {
+    use super::POINTS;
+
+    /// Every `crashpoint!("name")` in the sources names a listed point, and every listed
+    /// point is used, so the crash suite's enumeration stays complete.
+    #[test]
+    fn points_and_uses_agree() {
+        fn sources(dir: &std::path::Path, out: &mut String) {
+            for entry in std::fs::read_dir(dir).expect("list src") {
+                let path = entry.expect("entry").path();
+                if path.is_dir() {
+                    sources(&path, out);
+                } else if path.extension().is_some_and(|ext| ext == "rs") {
+                    let text = std::fs::read_to_string(&path).expect("read source");
+                    // Code only: the documentation mentions the macro too.
+                    for line in text.lines().filter(|line| !line.trim_start().starts_with("//")) {
+                        out.push_str(line);
+                        out.push('\n');
+                    }
+                }
+            }
+        }
+        let mut text = String::new();
+        sources(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), &mut text);
+        let marker = concat!("crashpoint", "!(\"");
+        let used: std::collections::BTreeSet<&str> =
+            text.split(marker).skip(1).filter_map(|rest| rest.split('"').next()).collect();
+        for name in &used {
+            assert!(POINTS.contains(name), "`{name}` is used but not listed");
+        }
+        for name in POINTS {
+            assert!(used.contains(name), "`{name}` is listed but never used");
+        }
+    }
+}

@@ -127,6 +127,11 @@ enum Attempt {
 /// One attempt: open (or create) the lock file, try to lock it, and keep the lock only
 /// if the path still names the same inode.
 fn try_once(path: &Path) -> Result<Attempt, Error> {
+    // Opening with `create` follows a link and could create a file anywhere: refuse one.
+    if fs::symlink_metadata(path).is_ok_and(|meta| meta.file_type().is_symlink()) {
+        return Err(Error::new(ErrorCode::PathOutsideWorkspace, "the write lock file is a symbolic link")
+            .with_path(path.display().to_string()));
+    }
     let file = OpenOptions::new()
         .read(true)
         .write(true)

@@ -31,7 +31,7 @@ pub(super) fn scan_json(parsed: &Parsed<'_>) -> Value {
             json!({
                 "encoded_speaker_id": frame.encoded_speaker_id,
                 "frame_start": frame.frame_start,
-                "metadata": frame.meta.as_ref().map(meta_json),
+                "metadata": frame.meta.as_deref().map(meta_json),
                 "metadata_index": frame.meta_line,
                 "record_end": frame.record_end,
                 "record_index": frame.record_start,

@@ -1,6 +1,7 @@
 //! Scanner unit tests on the spec's worked examples.
 
 use super::*;
+use crate::ids::source_anchor;
 
 const PATH: &str = "sources/openprogram/_v2/t1.md";
 
@@ -58,4 +59,21 @@ fn invalid_utf8_stops_at_its_line() {
     let parsed = parse_bytes(&bytes, PATH);
     assert_eq!(parsed.frames.len(), 1);
     assert_eq!(parsed.stop.map(|s| s.reason), Some(StopReason::NotUtf8));
+}
+
+#[test]
+fn invalid_utf8_inside_a_record_is_named_as_such() {
+    let mut bytes = format!(
+        "{FORMAT_MARKER}\n\n{}\n{}",
+        frame_text("openprogram/t1/m1", "[x] a: b"),
+        frame_text("openprogram/t1/m2", "[x] a: two\nlines")
+    )
+    .into_bytes();
+    let at = bytes.len() - 3;
+    bytes[at] = 0xC3;
+    let parsed = parse_bytes(&bytes, PATH);
+    assert_eq!(parsed.frames.len(), 1);
+    let stop = parsed.stop.expect("stops");
+    assert_eq!(stop.reason, StopReason::NotUtf8);
+    assert_eq!(stop.byte, parsed.frames[0].end_byte);
 }

@@ -452,10 +452,10 @@ proptest! {
             let first_line = frame.record_text.split('\n').next().unwrap_or_default();
             let header = crate::split_record_header(first_line);
             prop_assert_eq!(header.map(|h| h.content), r.content.split('\n').next());
-            prop_assert_eq!(frame.meta.clone(), Some(r.meta().expect("meta")));
+            prop_assert_eq!(frame.meta.as_deref().cloned(), Some(r.meta().expect("meta")));
             let speaker = frame.speaker_id.clone();
             if r.has_speaker_line() {
-                prop_assert_eq!(speaker, Some(r.speaker_id.clone().unwrap_or_default()));
+                prop_assert_eq!(speaker.map(|s| s.to_string()), Some(r.speaker_id.clone().unwrap_or_default()));
             } else {
                 prop_assert_eq!(speaker, None);
             }

@@ -15,6 +15,8 @@ fn example_workspace_passes() -> TestResult {
     assert_eq!(out.code, Some(0), "stdout {}\nstderr {}", out.stdout, out.stderr);
     assert!(out.stdout.contains("sources/openprogram/_v2/group-bookclub.md: v2, 6 frames, complete"), "{}", out.stdout);
     assert!(out.stdout.contains("sources/openprogram/old-notes.md: legacy, 3 records"), "{}", out.stdout);
+    let topics = "\ntopics: ok\n  2 topic files, 5 blocks, 5 citations, 7 of 7 cited sources resolved: 0 violations\n";
+    assert!(out.stdout.contains(topics), "{}", out.stdout);
     assert!(out.stdout.ends_with("\ncheck passed\n"), "{}", out.stdout);
 
     let json =
@@ -24,6 +26,9 @@ fn example_workspace_passes() -> TestResult {
     assert_eq!(json["archives"]["v2"], 2);
     assert_eq!(json["archives"]["legacy"], 1);
     assert_eq!(json["archives"]["incomplete"], 0);
+    assert_eq!(json["topics"]["ok"], true);
+    assert_eq!(json["topics"]["blocks"], 5);
+    assert_eq!(json["topics"]["violations"], Value::Array(Vec::new()));
     Ok(())
 }
 
@@ -193,8 +198,8 @@ fn snapshot(root: &Path) -> Result<Snapshot, std::io::Error> {
     Ok(out)
 }
 
-/// The JSON report's top level has a key per section, so topic validation can be
-/// added beside `archives` without breaking readers.
+/// The JSON report's top level has a key per section (`archives`, `topics`) beside
+/// the overall verdict, so a section can be added without breaking readers.
 #[test]
 fn json_report_is_sectioned() -> TestResult {
     let home = TempDir::new()?;
@@ -202,7 +207,8 @@ fn json_report_is_sectioned() -> TestResult {
         run(scriptorium(home.path()).args(["check", "--json", "--workspace"]).arg(example_workspace()))?.json()?;
     let mut keys: Vec<&String> = json.as_object().ok_or("object")?.keys().collect();
     keys.sort();
-    assert_eq!(keys, ["archives", "ok", "workspace"]);
+    assert_eq!(keys, ["archives", "ok", "topics", "workspace"]);
     assert!(matches!(json["archives"]["files"], Value::Array(ref files) if files.len() == 3));
+    assert!(matches!(json["topics"]["files"], Value::Array(ref files) if files.len() == 2));
     Ok(())
 }

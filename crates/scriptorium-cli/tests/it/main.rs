@@ -4,6 +4,7 @@
 
 mod archive_parse;
 mod check;
+mod check_topics;
 mod example_workspace;
 
 use std::path::{Path, PathBuf};

@@ -1,6 +1,7 @@
 //! The index as a store: ordering, v2 preference, trust resolution, incremental changes.
 
 use super::*;
+use crate::event::Trust;
 use crate::search::Bm25Options;
 use crate::test_support::event;
 

@@ -77,3 +77,13 @@ fn ascii_fast_path_agrees_with_the_tables() {
         assert_eq!(folded, table.map_or_else(|| c.to_string(), str::to_owned), "{c:?}");
     }
 }
+
+#[test]
+fn fast_paths_agree_with_the_tables() {
+    for cp in (0x3400..=0x4dbf).chain(0x4e00..=0x9fff).chain(0xac00..=0xd7a3) {
+        assert!(in_ranges(tables::WORD_RANGES, cp), "U+{cp:04X} is in a fast word range but not in the table");
+    }
+    for &(from, _) in tables::CASE_FOLDS {
+        assert!(!FOLD_FREE.iter().any(|&(low, high)| (low..=high).contains(&from)), "U+{from:04X} folds");
+    }
+}

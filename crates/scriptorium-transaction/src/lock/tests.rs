@@ -74,3 +74,13 @@ fn a_holder_whose_file_was_deleted_or_replaced_may_not_commit() {
     std::fs::rename(&replacement, third.path()).expect("replace while held");
     assert_eq!(third.verify().expect_err("replaced").code(), ErrorCode::ConcurrentUpdate);
 }
+
+#[test]
+fn a_symbolic_link_in_place_of_the_lock_file_is_refused() {
+    let temp = TempDir::new("lock-link");
+    let target = temp.path().join("elsewhere");
+    std::os::unix::fs::symlink(&target, temp.path().join(LOCK_FILE)).expect("link");
+    let error = WriteLock::acquire(temp.path(), Duration::ZERO).expect_err("refused");
+    assert_eq!(error.code(), ErrorCode::PathOutsideWorkspace);
+    assert!(!target.exists(), "nothing was created through the link");
+}

@@ -1,5 +1,6 @@
-//! `runtime.json` round trips byte for byte for every file in the golden vectors, keeps
-//! document order, drops unknown keys and loads anything unreadable as the default.
+//! `runtime.json` round trips byte for byte for every file in the golden vectors, writes
+//! the creation order by rank, drops unknown keys and loads anything unreadable as the
+//! default.
 
 use super::*;
 use crate::test_support::vectors;
@@ -33,16 +34,16 @@ fn every_vector_runtime_file_round_trips_exactly() {
 }
 
 #[test]
-fn document_order_survives_and_new_ids_append() {
-    let mut state = RuntimeState::parse(b"{\"creation_order\": {\"zz\": 1, \"aa\": 0}, \"local_tokens\": 7}");
-    assert_eq!(state.creation_order(), &[("zz".to_owned(), 1), ("aa".to_owned(), 0)]);
+fn the_creation_order_is_written_by_rank_and_new_ids_come_last() {
+    let mut state = RuntimeState::parse(b"{\"creation_order\": {\"zz\": 0, \"aa\": 1}, \"local_tokens\": 7}");
+    assert_eq!(state.creation_order(), [("zz", 0), ("aa", 1)]);
     assert_eq!(state.local_tokens, 7);
     assert_eq!(state.next_rank(), 2);
-    state.set_rank("mm", 2);
+    state.set_rank("mm", state.next_rank());
     state.set_rank("zz", 5);
     assert_eq!(state.rank("zz"), Some(5));
     state.last_global_at = Some("2024-03-15T10:00:00+00:00".into());
-    let expected = "{\n  \"creation_order\": {\n    \"zz\": 5,\n    \"aa\": 0,\n    \"mm\": 2\n  },\n  \"write_commits_since_global\": 0,\n  \"local_batches\": 0,\n  \"local_tokens\": 7,\n  \"last_global_at\": \"2024-03-15T10:00:00+00:00\"\n}\n";
+    let expected = "{\n  \"creation_order\": {\n    \"aa\": 1,\n    \"mm\": 2,\n    \"zz\": 5\n  },\n  \"write_commits_since_global\": 0,\n  \"local_batches\": 0,\n  \"local_tokens\": 7,\n  \"last_global_at\": \"2024-03-15T10:00:00+00:00\"\n}\n";
     assert_eq!(String::from_utf8(state.to_bytes()).expect("utf8"), expected);
 }
 
@@ -53,11 +54,11 @@ fn empty_and_default_states_render_like_python() {
 }
 
 #[test]
-fn unknown_keys_are_dropped_and_duplicates_keep_their_first_place() {
+fn unknown_keys_are_dropped_and_a_repeated_key_keeps_its_last_value() {
     let state = RuntimeState::parse(
         br#"{"cursors": {"s": {"message_id": "m", "ordinal": 3}}, "creation_order": {"a": 0, "b": 1, "a": 2}, "local_batches": 2.0}"#,
     );
-    assert_eq!(state.creation_order(), &[("a".to_owned(), 2), ("b".to_owned(), 1)]);
+    assert_eq!(state.creation_order(), [("b", 1), ("a", 2)]);
     assert_eq!(state.local_batches, 2);
     assert!(!String::from_utf8(state.to_bytes()).expect("utf8").contains("cursors"));
 }

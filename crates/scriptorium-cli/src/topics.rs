@@ -1,0 +1,227 @@
+//! The `topics` section of `check`: every topic file parsed strictly, every citation
+//! resolved against the archives on disk, every violation reported with its stable
+//! code and `file:line`.
+//!
+//! Strict is the parse an install runs (spec 01 §6.3–§6.7), and the reference checks
+//! are those of its install-time pass (§6.9 step 9), so every violation reported here
+//! is one an install would refuse. Any violation fails the check.
+
+use std::cmp::Ordering;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use scriptorium_topic_markdown::{ErrorCode, Mode, SourceResolver, Unit, UnitKind, Violation, parse_tree};
+use serde_json::{Value, json};
+
+use crate::check::Section;
+use crate::error::{CliError, CliErrorCode};
+use crate::listing::topic_files;
+use crate::output::count;
+use crate::source_files::WorkspaceSources;
+use crate::topic_refs::check_refs;
+use crate::workspace::Workspace;
+
+/// The topics section: per-file counts, tree totals and every finding.
+#[derive(Debug)]
+pub(crate) struct TopicsSection {
+    /// The topic files read, in component-wise path order.
+    files: Vec<FileSummary>,
+    totals: Totals,
+    /// Sorted by path (component-wise), then line; no two equal.
+    findings: Vec<Finding>,
+}
+
+/// What one topic file holds.
+#[derive(Debug)]
+struct FileSummary {
+    path: String,
+    blocks: usize,
+    citations: usize,
+    violations: usize,
+}
+
+#[derive(Debug, Default)]
+struct Totals {
+    blocks: usize,
+    aliases: usize,
+    legacy_records: usize,
+    citations: usize,
+    cited_sources: usize,
+    resolved_sources: usize,
+}
+
+/// One problem: a topic violation (`TOPIC_*`) or a file that could not be read (`CLI_*`).
+#[derive(Debug, PartialEq, Eq)]
+struct Finding {
+    /// Workspace-relative path; empty for a rule about the whole tree.
+    path: String,
+    /// 1-based line, when the rule points at one.
+    line: Option<u32>,
+    code: &'static str,
+    detail: String,
+}
+
+impl Finding {
+    fn from_violation(v: &Violation) -> Self {
+        Finding { path: v.file().to_owned(), line: v.line(), code: v.code().as_str(), detail: v.detail().to_owned() }
+    }
+
+    fn from_error(path: String, err: &CliError) -> Self {
+        Finding { path, line: None, code: err.code().as_str(), detail: err.message().to_owned() }
+    }
+}
+
+/// The order of the report: by path component-wise (`a/b.md` before `a-c.md`, as the
+/// files are read), tree-wide rules last, then by line.
+fn report_order(a: &Finding, b: &Finding) -> Ordering {
+    (a.path.is_empty().cmp(&b.path.is_empty()))
+        .then_with(|| a.path.split('/').cmp(b.path.split('/')))
+        .then_with(|| a.line.cmp(&b.line))
+}
+
+impl TopicsSection {
+    /// Read and validate every topic file of `workspace`. Reads only.
+    pub(crate) fn scan(workspace: &Workspace) -> Self {
+        let (texts, mut findings) = read_topics(&workspace.root);
+        let sources = SourceResolver::new(WorkspaceSources::new(&workspace.root));
+        let parsed = parse_tree(texts.iter().map(|(path, bytes)| (path, bytes)), &sources, Mode::Strict);
+        let (_, units, violations) = parsed.into_parts();
+        let refs = check_refs(&units, &sources);
+        findings.extend(violations.iter().chain(&refs.violations).map(Finding::from_violation));
+        findings.sort_by(report_order);
+        // A paragraph that cites one undefined footnote twice is one problem, not two lines.
+        findings.dedup();
+
+        let mut files: Vec<FileSummary> =
+            texts.into_iter().map(|(path, _)| FileSummary { path, blocks: 0, citations: 0, violations: 0 }).collect();
+        let mut totals =
+            Totals { cited_sources: refs.cited_sources, resolved_sources: refs.resolved_sources, ..Totals::default() };
+        for unit in &units {
+            match unit.kind {
+                UnitKind::Block => totals.blocks += 1,
+                UnitKind::Alias { .. } => totals.aliases += 1,
+                UnitKind::Legacy => totals.legacy_records += 1,
+                // A kind added later is still parsed and checked, just not counted here.
+                _ => {}
+            }
+            totals.citations += citations(unit);
+            if let Some(file) = summary_of(&mut files, &unit.path) {
+                file.blocks += usize::from(unit.kind == UnitKind::Block);
+                file.citations += citations(unit);
+            }
+        }
+        for finding in &findings {
+            if let Some(file) = summary_of(&mut files, &finding.path) {
+                file.violations += 1;
+            }
+        }
+        TopicsSection { files, totals, findings }
+    }
+}
+
+/// The summary of the file at `path`; `files` is in listing (component-wise) order.
+fn summary_of<'a>(files: &'a mut [FileSummary], path: &str) -> Option<&'a mut FileSummary> {
+    let i = files.binary_search_by(|f| f.path.split('/').cmp(path.split('/'))).ok()?;
+    files.get_mut(i)
+}
+
+/// The bytes of every topic file, in listing order, and a finding for each file or
+/// directory that could not be read (or has a name that is not UTF-8).
+fn read_topics(root: &Path) -> (Vec<(String, Vec<u8>)>, Vec<Finding>) {
+    let (listed, listing_errors) = topic_files(root);
+    let mut texts = Vec::with_capacity(listed.len());
+    let mut findings = Vec::new();
+    for file in listed {
+        let path = file.relative_path();
+        if !file.utf8 {
+            let detail = format!("file name is not UTF-8: {path}");
+            findings.push(Finding::from_violation(&Violation::new(ErrorCode::InvalidPath, &path, None, detail)));
+            continue;
+        }
+        match std::fs::read(&file.path) {
+            Ok(bytes) => texts.push((path, bytes)),
+            Err(err) => findings.push(Finding::from_error(path, &CliError::read(&file.path, &err))),
+        }
+    }
+    for e in listing_errors {
+        let err = CliError::new(CliErrorCode::ReadFailed, format!("cannot list directory: {}", e.error));
+        findings.push(Finding::from_error(e.relative_path, &err));
+    }
+    (texts, findings)
+}
+
+/// Citations a unit contributes: one per `[^id]` of a block, one per legacy record,
+/// none for an alias (it repeats its block's).
+fn citations(unit: &Unit) -> usize {
+    match unit.kind {
+        UnitKind::Block => unit.evidence.len(),
+        UnitKind::Legacy => 1,
+        _ => 0,
+    }
+}
+
+impl Section for TopicsSection {
+    fn name(&self) -> &'static str {
+        "topics"
+    }
+
+    fn failed(&self) -> bool {
+        !self.findings.is_empty()
+    }
+
+    fn to_json(&self) -> Value {
+        let files: Vec<Value> = self
+            .files
+            .iter()
+            .map(
+                |f| json!({ "path": f.path, "blocks": f.blocks, "citations": f.citations, "violations": f.violations }),
+            )
+            .collect();
+        let violations: Vec<Value> = self
+            .findings
+            .iter()
+            .map(|f| json!({ "path": f.path, "line": f.line, "code": f.code, "detail": f.detail }))
+            .collect();
+        let t = &self.totals;
+        json!({
+            "ok": !self.failed(),
+            "blocks": t.blocks,
+            "aliases": t.aliases,
+            "legacy_records": t.legacy_records,
+            "citations": t.citations,
+            "cited_sources": t.cited_sources,
+            "resolved_sources": t.resolved_sources,
+            "files": files,
+            "violations": violations,
+        })
+    }
+
+    fn to_human(&self) -> String {
+        let mut out = String::new();
+        if self.files.is_empty() && self.findings.is_empty() {
+            out.push_str("  no topic files under topics/\n");
+        }
+        for f in &self.findings {
+            let _ = match (f.path.is_empty(), f.line) {
+                (true, _) => writeln!(out, "  {} {}", f.code, f.detail),
+                (false, None) => writeln!(out, "  {}: {} {}", f.path, f.code, f.detail),
+                (false, Some(line)) => writeln!(out, "  {}:{line}: {} {}", f.path, f.code, f.detail),
+            };
+        }
+        let t = &self.totals;
+        let _ = write!(
+            out,
+            "  {}, {}, {}, {} of {} resolved",
+            count(self.files.len(), "topic file", "topic files"),
+            count(t.blocks, "block", "blocks"),
+            count(t.citations, "citation", "citations"),
+            t.resolved_sources,
+            count(t.cited_sources, "cited source", "cited sources"),
+        );
+        if t.legacy_records > 0 {
+            let _ = write!(out, ", {}", count(t.legacy_records, "legacy record", "legacy records"));
+        }
+        let _ = writeln!(out, ": {}", count(self.findings.len(), "violation", "violations"));
+        out
+    }
+}

@@ -1,0 +1,68 @@
+//! The workspace-wide rules that run after every batch of file changes (spec 02 §5,
+//! §6.1): a legacy source event is not live when a v2 frame has the same id, and a
+//! topic event is `trusted` iff every source it cites is a known trusted source event
+//! (one pending or unresolvable citation makes it `pending`; citing nothing leaves it
+//! `unknown`). Nothing here is cached, so a promotion shows on the next refresh.
+
+use std::collections::{HashMap, HashSet};
+
+use super::Index;
+use crate::event::{FileKind, Trust};
+
+impl Index {
+    /// v2 preference, then topic trust resolution, then the live totals.
+    pub(super) fn resolve(&mut self) {
+        let mut v2_ids: HashSet<&str> = HashSet::new();
+        for entry in self.slots.iter().flatten() {
+            if entry.kind == FileKind::V2Source {
+                v2_ids.insert(&entry.event.event_id);
+            }
+        }
+        let mut shadowed: Vec<u32> = Vec::new();
+        // Source trust by id, in path order so that a repeated id resolves the same way
+        // whatever order files arrived in (the last one wins, as in a Python dict).
+        let mut source_trust: HashMap<&str, Trust> = HashMap::new();
+        for file in self.files.values() {
+            for slot in file.range() {
+                let Some(entry) = self.slots.get(slot as usize).and_then(Option::as_ref) else { continue };
+                match entry.kind {
+                    FileKind::LegacySource if v2_ids.contains(entry.event.event_id.as_str()) => shadowed.push(slot),
+                    FileKind::LegacySource | FileKind::V2Source => {
+                        source_trust.insert(&entry.event.event_id, entry.event.trust_state);
+                    }
+                    FileKind::Topic => {}
+                }
+            }
+        }
+        let mut topic_trust: Vec<(u32, Trust)> = Vec::new();
+        for (slot, entry) in (0u32..).zip(&self.slots) {
+            let Some(entry) = entry.as_ref().filter(|entry| entry.kind == FileKind::Topic) else { continue };
+            let refs = &entry.event.refs;
+            let trust = if refs.is_empty() {
+                Trust::Unknown
+            } else if refs.iter().all(|id| source_trust.get(id.as_str()) == Some(&Trust::Trusted)) {
+                Trust::Trusted
+            } else {
+                Trust::Pending
+            };
+            topic_trust.push((slot, trust));
+        }
+        for (slot, trust) in topic_trust {
+            if let Some(Some(entry)) = self.slots.get_mut(slot as usize) {
+                entry.event.trust_state = trust;
+            }
+        }
+        let shadowed: HashSet<u32> = shadowed.into_iter().collect();
+        let (mut docs, mut tokens) = (0u64, 0u64);
+        for (slot, entry) in (0u32..).zip(&self.slots) {
+            let live = entry.is_some() && !shadowed.contains(&slot);
+            self.live.set(slot, live);
+            if live {
+                docs += 1;
+                tokens += u64::from(self.lengths.get(slot as usize).copied().unwrap_or(0));
+            }
+        }
+        self.live_docs = docs;
+        self.live_tokens = tokens;
+    }
+}

@@ -1,0 +1,45 @@
+//! The parts of one event's raw BM25+ score, term by term (tantivy's `Explanation`),
+//! for debugging a ranking.
+
+use super::{QueryRun, UNSEEN};
+use crate::bm25::Explanation;
+use crate::index::Posting;
+
+impl QueryRun<'_> {
+    /// How the raw score of the live candidate `event_id` is made, or `None` when it is
+    /// not a candidate.
+    pub(super) fn explain(&self, event_id: &str) -> Option<Explanation> {
+        let (slot, _) = self
+            .index
+            .files()
+            .values()
+            .flat_map(|file| self.index.live_slots(*file))
+            .find(|(slot, entry)| entry.event.event_id == event_id && self.candidates.set.contains(*slot))?;
+        let doc_len = self.index.length(slot);
+        let cells: Vec<Posting> = match self.seen.get(slot as usize).filter(|m| **m != UNSEEN) {
+            Some(&m) => self.row(m as usize).to_vec(),
+            None => vec![Posting::ABSENT; self.terms.len()],
+        };
+        let mut total = 0.0;
+        let mut parts = Vec::new();
+        for &term in &self.positions {
+            let Some(query_term) = self.terms.get(term) else { continue };
+            let tf = cells.get(term).map_or(0, |p| p.tf());
+            match query_term.weight {
+                Some(weight) => {
+                    total += weight.score(tf, doc_len);
+                    parts.push(weight.explain(&query_term.text, tf, doc_len));
+                }
+                None => {
+                    parts.push(Explanation::new(format!("term `{}`: in no candidate, adds 0", query_term.text), 0.0))
+                }
+            }
+        }
+        let mut explanation = Explanation::new(
+            format!("BM25+ of `{event_id}` over {} candidates (k1=1.5, b=0.75, δ=1)", self.candidates.docs),
+            total,
+        );
+        parts.into_iter().for_each(|part| explanation.add_detail(part));
+        Some(explanation)
+    }
+}
