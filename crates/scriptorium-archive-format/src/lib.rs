@@ -4,26 +4,44 @@
 //! Layer 0 of the Scriptorium workspace: it depends on no other workspace crate and
 //! does no I/O of its own. It knows nothing about topics, transactions or retrieval.
 //!
+//! What it holds:
+//! - the scanner: [`parse`] / [`parse_bytes`] collect, [`Frames`] streams;
+//! - the writer as a pure plan: [`plan_append`] turns [`SourceRecord`]s and a read-only
+//!   [`ArchiveTree`] into the complete new bytes of every archive that gains frames;
+//! - identities: source ids, archive paths and anchors, speaker-id percent encoding,
+//!   `source-meta` tokens ([`SourceMeta`]), speaker label sanitization;
+//! - the retrieval view of archives: [`source_events`] (v2 and legacy) and
+//!   [`trusted_source_ids`];
+//! - the writer record protocol ([`WriterRecord`]) that hands records to the writer model.
+//!
 //! # Architecture invariants
 //!
 //! - Parsing is total: [`parse`] returns the valid prefix of frames plus an optional
 //!   [`Stop`] saying where and why the scan ended. It never panics and never
 //!   resynchronises after a bad frame.
-//! - Memory is O(frames): declared `record-lines:N` counts are checked against the
-//!   remaining input before anything is skipped, and no line table is built.
+//! - Memory is O(frames) (O(1) with [`Frames`]): declared `record-lines:N` counts are
+//!   checked against the remaining input before anything is skipped.
 //! - For canonical input, rendering parsed frames reproduces the consumed bytes
 //!   exactly (CRLF and trailing newlines included).
+//! - A planned append never writes a frame that a scanner cannot reach (decision Q4).
 //! - No `nom` type appears in the public API.
 //!
 //! # Example
 //!
 //! ```
-//! use scriptorium_archive_format::{parse, FORMAT_MARKER};
+//! use scriptorium_archive_format::{MemoryTree, SourceRecord, parse_bytes, plan_append};
 //!
-//! let text = format!("{FORMAT_MARKER}\n\n");
-//! let parsed = parse(&text, "sources/openprogram/_v2/thread-1.md");
-//! assert!(parsed.frames.is_empty());
-//! assert!(parsed.is_complete());
+//! let mut record = SourceRecord::new("openprogram", "thread-1", "m1", 1, "user", "the budget is 50k");
+//! record.timestamp = Some("2026-08-09T10:15:00+08:00".to_owned());
+//! let mut tree = MemoryTree::new();
+//! let plan = plan_append(&[record], &tree)?;
+//! tree.apply(&plan);
+//!
+//! let path = "sources/openprogram/_v2/thread-1.md";
+//! let scan = parse_bytes(tree.get(path).expect("written"), path);
+//! assert!(scan.is_complete());
+//! assert_eq!(scan.frames[0].source_id, "openprogram/thread-1/m1");
+//! # Ok::<(), scriptorium_archive_format::Error>(())
 //! ```
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]

@@ -29,6 +29,11 @@ pub(crate) trait Section {
 /// Run `check`.
 pub(crate) fn run(args: &CheckArgs) -> Result<Outcome, CliError> {
     let workspace = Workspace::locate(args.workspace.as_deref())?;
+    if args.repair
+        && let Some(outcome) = crate::transaction::repair(&workspace.root)?
+    {
+        return Ok(outcome);
+    }
     let sections: Vec<Box<dyn Section>> =
         vec![Box::new(ArchivesSection::scan(&workspace)), Box::new(TopicsSection::scan(&workspace))];
     let failed = sections.iter().any(|s| s.failed());

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{ArgGroup, Args, Parser, Subcommand};
 
 /// Inspect and check a Scriptorium memory workspace (OpenProgram's layout).
 #[derive(Debug, Parser)]
@@ -27,6 +27,30 @@ pub(crate) enum Command {
     /// Exit status: 0 when every v2 archive is complete and every topic file valid, 1
     /// when not (or a file cannot be read), 2 on bad usage or input.
     Check(CheckArgs),
+    /// Search topics and sources with BM25 (the persistent index in
+    /// `.scriptorium/retrieval-index.bin`, refreshed from the files first).
+    ///
+    /// Exit status: 0 (with or without results), 2 on bad usage, a bad filter or an unreadable workspace.
+    Search(crate::search::SearchArgs),
+    /// Find a literal text in the visible workspace files, line by line
+    /// (case-insensitive unless --case-sensitive; never `.scriptorium/`, `.git/`,
+    /// `memory-superseded/` or symbolic links; v2 archives on record lines only).
+    ///
+    /// Exit status: 0 (with or without matches), 2 on bad usage or an unreadable workspace.
+    Grep(crate::grep::GrepArgs),
+    /// Apply one all-or-nothing edit to the topic files: a JSON list of whole-file
+    /// changes (`[{"path", "action": "write"|"delete", "content"?}]`) or a unified diff.
+    ///
+    /// Exit status: 0 when installed, 1 when the transaction is rejected (the line
+    /// `error[CODE]: message` names the contract code), 2 on bad usage or input.
+    Update(UpdateArgs),
+    /// List the newest history commits of the workspace.
+    History(HistoryArgs),
+    /// Bring topic files back to their bytes at a history revision, as one ordinary
+    /// validated transaction (files that did not exist then are deleted).
+    ///
+    /// Exit status as for `update`.
+    Restore(RestoreArgs),
 }
 
 /// Verbs on one archive file.
@@ -64,6 +88,64 @@ pub(crate) struct CheckArgs {
     #[arg(long, value_name = "DIR")]
     pub(crate) workspace: Option<PathBuf>,
     /// Print the report as JSON.
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// Repair before checking: recover an interrupted install, and move the unreadable
+    /// tail of every incomplete v2 archive to `.scriptorium/quarantine/`, truncating the
+    /// archive to its valid prefix (nothing is deleted).
+    #[arg(long)]
+    pub(crate) repair: bool,
+}
+
+/// Arguments of `update`.
+#[derive(Debug, Args)]
+#[command(group(ArgGroup::new("edit").required(true).args(["changes", "patch"])))]
+pub(crate) struct UpdateArgs {
+    /// The workspace root (default as for `check`).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) workspace: Option<PathBuf>,
+    /// A JSON file holding the list of whole-file changes.
+    #[arg(long, value_name = "FILE.json")]
+    pub(crate) changes: Option<PathBuf>,
+    /// A unified diff over topic files.
+    #[arg(long, value_name = "FILE.diff")]
+    pub(crate) patch: Option<PathBuf>,
+    /// The revision the edit was made against (default: the current revision).
+    #[arg(long, value_name = "R")]
+    pub(crate) base_revision: Option<String>,
+    /// The history message.
+    #[arg(long, value_name = "TEXT")]
+    pub(crate) message: Option<String>,
+    /// Print the result as JSON.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+/// Arguments of `history`.
+#[derive(Debug, Args)]
+pub(crate) struct HistoryArgs {
+    /// The workspace root (default as for `check`).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) workspace: Option<PathBuf>,
+    /// At most this many commits, newest first.
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub(crate) limit: usize,
+    /// Print the list as JSON.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+/// Arguments of `restore`.
+#[derive(Debug, Args)]
+pub(crate) struct RestoreArgs {
+    /// The workspace root (default as for `check`).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) workspace: Option<PathBuf>,
+    /// The history revision (a commit id, at least 4 hex digits).
+    pub(crate) rev: String,
+    /// Topic files or directories to restore (default: all of `topics/`).
+    pub(crate) paths: Vec<String>,
+    /// Print the result as JSON.
     #[arg(long)]
     pub(crate) json: bool,
 }

@@ -24,6 +24,8 @@ pub(crate) enum CliErrorCode {
     WorkspaceNotFound,
     /// Writing the report to stdout failed (other than a closed pipe).
     OutputFailed,
+    /// `search` / `grep`: the query or a filter is invalid (blank query, bad date, empty window).
+    BadQuery,
     /// A bug: the program panicked.
     Internal,
 }
@@ -39,6 +41,7 @@ impl CliErrorCode {
         Self::NotAnArchive,
         Self::WorkspaceNotFound,
         Self::OutputFailed,
+        Self::BadQuery,
         Self::Internal,
     ];
 
@@ -52,6 +55,7 @@ impl CliErrorCode {
             Self::NotAnArchive => "CLI_NOT_AN_ARCHIVE",
             Self::WorkspaceNotFound => "CLI_WORKSPACE_NOT_FOUND",
             Self::OutputFailed => "CLI_OUTPUT_FAILED",
+            Self::BadQuery => "CLI_BAD_QUERY",
             Self::Internal => "CLI_INTERNAL",
         }
     }

@@ -5,10 +5,12 @@
 //!
 //! # Architecture invariants
 //!
-//! - Read-only: no verb here writes to the workspace.
+//! - Read-only: no verb here writes memory files; `search` writes only its own index
+//!   cache inside the runtime directory (`.scriptorium/retrieval-index.bin`).
 //! - Every failure is one stderr line `error[CODE]: message` with a stable `CLI_*`
 //!   code (docs/error-codes.md) and exit status 2; findings (an incomplete archive, a
-//!   topic violation) are exit status 1; success is 0. Nothing panics on bad input.
+//!   topic violation, a rejected transaction as `error[CONTRACT_CODE]: message`) are
+//!   exit status 1; success is 0. Nothing panics on bad input.
 #![forbid(unsafe_code)]
 // A binary's job is to print: stdout for reports, stderr for the one error line.
 #![allow(clippy::print_stdout, clippy::print_stderr, reason = "the binary's output is its interface")]
@@ -18,14 +20,17 @@ mod archives;
 mod check;
 mod cli;
 mod error;
+mod grep;
 mod legacy;
 mod listing;
 mod output;
 mod relative;
 mod scan_json;
+mod search;
 mod source_files;
 mod topic_refs;
 mod topics;
+mod transaction;
 mod workspace;
 
 use std::process::ExitCode;
@@ -72,6 +77,11 @@ fn run(cli: Cli) -> Result<Outcome, CliError> {
     match cli.command {
         Command::Archive(ArchiveCommand::Parse(args)) => archive_parse::run(&args),
         Command::Check(args) => check::run(&args),
+        Command::Update(args) => transaction::update(&args),
+        Command::History(args) => transaction::history(&args),
+        Command::Restore(args) => transaction::restore(&args),
+        Command::Search(args) => search::run(&args),
+        Command::Grep(args) => grep::run(&args),
     }
 }
 

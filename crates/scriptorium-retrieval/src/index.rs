@@ -375,5 +375,6 @@ fn search_path(path: &str) -> &str {
 }
 
 mod resolve;
+mod snapshot;
 #[cfg(test)]
 mod tests;

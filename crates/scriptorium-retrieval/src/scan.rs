@@ -5,7 +5,7 @@
 //! `(relative path, bytes)` pairs, so swapping this module for the snapshot changes no
 //! other code. Runtime and history folders are never entered (decision 6).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::error::{Error, ErrorCode};
 
@@ -32,6 +32,29 @@ pub struct WorkspaceFile {
 ///
 /// Errors: [`ErrorCode::ReadFailed`] when a folder cannot be listed or a file cannot be read.
 pub fn scan_workspace(root: &Path) -> Result<Vec<WorkspaceFile>, Error> {
+    list_files(root)?
+        .into_iter()
+        .map(|file| {
+            let bytes = std::fs::read(&file.disk).map_err(|e| read_failed(&file.disk, e))?;
+            Ok(WorkspaceFile { path: file.path, bytes })
+        })
+        .collect()
+}
+
+/// One indexable file found by [`list_files`], not yet read.
+#[derive(Debug)]
+pub(crate) struct ListedFile {
+    /// The workspace-relative path, with `/`.
+    pub(crate) path: String,
+    /// Where it is on disk.
+    pub(crate) disk: PathBuf,
+    /// Its metadata (of the file itself: links are never listed).
+    pub(crate) meta: std::fs::Metadata,
+}
+
+/// Every indexable file under `root`, sorted by path, with its metadata: the walk of
+/// [`scan_workspace`] without reading any file, so the cache can tell which changed.
+pub(crate) fn list_files(root: &Path) -> Result<Vec<ListedFile>, Error> {
     let mut files = Vec::new();
     for top in ROOTS {
         let dir = root.join(top);
@@ -46,7 +69,12 @@ pub fn scan_workspace(root: &Path) -> Result<Vec<WorkspaceFile>, Error> {
     Ok(files)
 }
 
-fn walk(dir: &Path, relative: &str, files: &mut Vec<WorkspaceFile>) -> Result<(), Error> {
+/// Whether `name` is a folder the walk never enters.
+pub(crate) fn is_skipped_dir(name: &str) -> bool {
+    SKIPPED_DIRS.contains(&name)
+}
+
+fn walk(dir: &Path, relative: &str, files: &mut Vec<ListedFile>) -> Result<(), Error> {
     let entries = std::fs::read_dir(dir).map_err(|e| read_failed(dir, e))?;
     for entry in entries {
         let entry = entry.map_err(|e| read_failed(dir, e))?;
@@ -55,18 +83,19 @@ fn walk(dir: &Path, relative: &str, files: &mut Vec<WorkspaceFile>) -> Result<()
         let kind = entry.file_type().map_err(|e| read_failed(&entry.path(), e))?;
         let child = format!("{relative}/{name}");
         if kind.is_dir() {
-            if !SKIPPED_DIRS.contains(&name.as_str()) {
+            if !is_skipped_dir(&name) {
                 walk(&entry.path(), &child, files)?;
             }
         } else if kind.is_file() && name.ends_with(".md") {
-            let bytes = std::fs::read(entry.path()).map_err(|e| read_failed(&entry.path(), e))?;
-            files.push(WorkspaceFile { path: child, bytes });
+            let disk = entry.path();
+            let meta = std::fs::symlink_metadata(&disk).map_err(|e| read_failed(&disk, e))?;
+            files.push(ListedFile { path: child, disk, meta });
         }
     }
     Ok(())
 }
 
-fn read_failed(path: &Path, error: std::io::Error) -> Error {
+pub(crate) fn read_failed(path: &Path, error: std::io::Error) -> Error {
     Error::new(ErrorCode::ReadFailed, format!("cannot read {}", path.display())).with_source(error)
 }
 

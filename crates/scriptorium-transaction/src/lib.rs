@@ -17,6 +17,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::panic, clippy::indexing_slicing))]
 
 mod archive_tree;
+mod derive;
 mod error;
 mod evidence;
 mod history;
@@ -25,8 +26,12 @@ mod lock;
 mod patch;
 mod paths;
 mod random;
+mod records;
+mod repair;
 mod revision;
 mod runtime_state;
+mod snapshot;
+mod update;
 mod vfs;
 mod workspace;
 
@@ -37,6 +42,7 @@ mod test_support;
 #[doc(hidden)]
 pub mod crashpoint;
 
+pub use crate::derive::{Derive, DerivedFiles, NoDerivedViews};
 pub use crate::error::{Error, ErrorCode};
 pub use crate::evidence::{
     ArchivedEvidence, EVIDENCE_PROVIDER, EVIDENCE_ROLES, Evidence, MAX_SOURCE_CONTENT_BYTES, MAX_SOURCES, Provenance,
@@ -48,16 +54,23 @@ pub use crate::history::{
 };
 pub use crate::patch::{MAX_PATCH_BYTES, Patch, PatchResult, StageView, apply_patch};
 pub use crate::paths::{TopicPath, workspace_relative};
+pub use crate::records::{
+    Destination, MAX_RECORD_OPS, MAX_RECORD_PAYLOAD_BYTES, Position, RecordChanges, RecordEvidence, RecordOp,
+    RecordSource, apply_record_ops, parse_record_ops,
+};
 
 pub use crate::archive_tree::WorkspaceTree;
 pub use crate::journal::{BackupRecovery, Changes, Installed, QUARANTINE_DIR, Recovery, TXN_DIR, install, recover};
 pub use crate::lock::{
     BACKGROUND_LOCK_TIMEOUT, INTERACTIVE_LOCK_TIMEOUT, LOCK_FILE, STAGED_EDIT_LOCK_TIMEOUT, WriteLock,
 };
+pub use crate::repair::RepairedArchive;
 pub use crate::revision::{
     LEGACY_RUNTIME_DIR, RUNTIME_DIR, RUNTIME_STATE_FILE, is_internal_name, is_internal_path, revision, runtime_dir_name,
 };
 pub use crate::runtime_state::RuntimeState;
+pub use crate::snapshot::{Claim, Snapshot};
+pub use crate::update::{CitationScope, Edit, FileChange, GitMode, UpdateRequest, UpdateResult};
 pub use crate::vfs::{
     CrashImage, DIR_MODE, FILE_MODE, Fault, FaultKind, FileKind, Metadata, RealFile, RealVfs, SimFile, SimVfs, Vfs,
     create_dir_all, kind_of, remove_tree, write_atomic,

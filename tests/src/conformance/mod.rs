@@ -11,7 +11,9 @@ mod fn_archive;
 mod retrieval;
 mod source_view;
 mod topic;
+mod transaction;
 mod transaction_inputs;
+mod views;
 
 use std::path::{Path, PathBuf};
 
@@ -124,9 +126,9 @@ fn dispatch(case: &Case) -> Outcome {
         "topic_parse" | "topic_normalize" | "fn_topic_syntax" | "fn_temporal" => topic::run(case),
         "patch_apply" => transaction_inputs::run_patch(case),
         "fn_source_identity" => transaction_inputs::run_source_identity(case),
-        "transaction" => Outcome::Todo("transaction"),
+        "transaction" => transaction::run(case),
         "bm25_index" | "bm25_search" | "fn_bm25_tokenize" | "fn_path_prefix" => retrieval::run(case),
-        "fn_o200k" => Outcome::Todo("derived-views"),
+        "fn_o200k" => views::run_o200k(case),
         other => Outcome::fail(format!("unknown kind `{other}`")),
     }
 }

@@ -6,7 +6,7 @@
 
 use std::borrow::Cow;
 
-use crate::definition::{SourceLink, parse_definition, render_definition, split_items};
+use crate::definition::{Definition, SourceLink, parse_definition, render_definition, split_items};
 use crate::document::ItemKind;
 use crate::normalize::block_ids::NewIds;
 use crate::normalize::evidence::EvidenceIds;
@@ -41,9 +41,7 @@ pub(crate) fn rewrite<L: SourceLookup>(
                 let mut text: Cow<'_, str> = match definition {
                     Some(definition) => {
                         let id = evidence.get(&definition.id).unwrap_or(&definition.id);
-                        let links = canonical_links(&file.path, &definition.links, &definition.sources, sources);
-                        let rendered = render_definition(id, definition.time.as_str(), &links);
-                        if rendered == line { Cow::Borrowed(line) } else { Cow::Owned(rendered) }
+                        canonical_definition(line, id, definition, &file.path, sources)
                     }
                     None => tidy_line(line, evidence),
                 };
@@ -61,6 +59,60 @@ pub(crate) fn rewrite<L: SourceLookup>(
             file.set_lines(finished);
         }
     }
+}
+
+/// A definition line rendered canonically (borrowed when it already is).
+///
+/// A rendered link `[LABEL](TARGET)` reads back as itself unless the label holds `]` or
+/// the target `)` (a link-less item such as `x](y)`): the line then parses as other
+/// links, which the next normalization would render differently. Such a line is
+/// re-parsed and re-rendered until it is stable, so normalizing stays idempotent.
+fn canonical_definition<'a, L: SourceLookup>(
+    line: &'a str,
+    id: &str,
+    definition: &Definition,
+    path: &str,
+    sources: &SourceResolver<L>,
+) -> Cow<'a, str> {
+    let links = canonical_links(path, &definition.links, &definition.sources, sources);
+    if is_rendered_as(line, id, definition.time.as_str(), &links) {
+        return Cow::Borrowed(line);
+    }
+    let mut rendered = render_definition(id, definition.time.as_str(), &links);
+    let mut unstable = links.iter().any(|link| link.label.contains(']') || link.target.contains(')'));
+    // Each round keeps only text inside links, so the line shrinks; a few rounds suffice.
+    for _ in 0..8 {
+        if !unstable {
+            break;
+        }
+        let Some(again) = parse_definition(&rendered) else { break };
+        let links = canonical_links(path, &again.links, &again.sources, sources);
+        let next = render_definition(&again.id, again.time.as_str(), &links);
+        unstable = next != rendered;
+        rendered = next;
+    }
+    if rendered == line { Cow::Borrowed(line) } else { Cow::Owned(rendered) }
+}
+
+/// Whether `line` is exactly `render_definition(id, time, links)`, without building it.
+fn is_rendered_as(line: &str, id: &str, time: &str, links: &[SourceLink]) -> bool {
+    let Some(rest) = line.strip_prefix("[^").and_then(|r| r.strip_prefix(id)) else { return false };
+    let Some(rest) = rest.strip_prefix("]: Time: `").and_then(|r| r.strip_prefix(time)) else { return false };
+    let Some(mut rest) = rest.strip_prefix("`; Sources: ") else { return false };
+    for (n, link) in links.iter().enumerate() {
+        let after = if n > 0 { rest.strip_prefix(", ") } else { Some(rest) };
+        let after = after
+            .and_then(|r| r.strip_prefix('['))
+            .and_then(|r| r.strip_prefix(link.label.as_str()))
+            .and_then(|r| r.strip_prefix("]("))
+            .and_then(|r| r.strip_prefix(link.target.as_str()))
+            .and_then(|r| r.strip_prefix(')'));
+        match after {
+            Some(after) => rest = after,
+            None => return false,
+        }
+    }
+    rest.is_empty()
 }
 
 /// A line that is not a definition: labels renamed, spaces before citations removed,

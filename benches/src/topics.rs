@@ -1,0 +1,145 @@
+//! A seeded topic workspace for the topic benchmarks (spec 03 §B5): topic files in
+//! normal form whose footnotes cite frames of canonical v2 archives made by the real
+//! writer, so a strict parse finds no violation and normalizing changes nothing.
+//!
+//! Each file has a title, `##`/`###` sections, paragraphs of English or Chinese prose
+//! with one to three citation groups (one or two footnotes each), the odd two-line
+//! paragraph, merge aliases (`^old ^id`), and block links to earlier blocks of other
+//! files. Definitions close the file, each cited once, with one or two source links.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use scriptorium_archive_format::{parse_bytes, source_anchor, v2_location};
+
+use crate::{ArchiveSet, CHINESE, ENGLISH, SplitMix64, archive_set};
+
+const AREAS: &[&str] = &["people", "projects", "infra", "home"];
+
+/// A generated workspace: topic files and the archives they cite.
+#[derive(Clone, Debug)]
+pub struct TopicWorkspace {
+    /// Topic files, workspace-relative path (`topics/<area>/<name>.md`) → bytes.
+    pub topics: BTreeMap<String, Vec<u8>>,
+    /// The source archives (`sources/openprogram/_v2/<thread>.md`).
+    pub sources: ArchiveSet,
+    /// How many blocks (block ids, aliases not counted) the topics hold.
+    pub blocks: usize,
+}
+
+impl TopicWorkspace {
+    /// The total size of the topic files in bytes.
+    pub fn topic_bytes(&self) -> usize {
+        self.topics.values().map(Vec::len).sum()
+    }
+}
+
+/// A fresh, unused id of `len` lowercase hex digits.
+fn fresh_hex(rng: &mut SplitMix64, len: usize, used: &mut BTreeSet<String>) -> String {
+    loop {
+        let id: String = format!("{:016x}", rng.next_u64()).chars().take(len).collect();
+        if used.insert(id.clone()) {
+            return id;
+        }
+    }
+}
+
+fn sentence(rng: &mut SplitMix64, out: &mut String) {
+    let words = 4 + rng.below(14);
+    if rng.chance(35) {
+        for _ in 0..words {
+            out.push_str(rng.pick(CHINESE));
+        }
+    } else {
+        for w in 0..words {
+            if w > 0 {
+                out.push(' ');
+            }
+            out.push_str(rng.pick(ENGLISH));
+        }
+        out.push('.');
+    }
+}
+
+fn when(rng: &mut SplitMix64) -> String {
+    match rng.below(10) {
+        0 => "undated".to_owned(),
+        1 => format!("2026-{:02}", 1 + rng.below(12)),
+        2 => "2025".to_owned(),
+        _ => format!("2026-{:02}-{:02}", 1 + rng.below(12), 1 + rng.below(28)),
+    }
+}
+
+/// Generate `files` topic files of `blocks_per_file` blocks each, citing a seeded set of
+/// archives (about 64 KiB of archive per 1,000 blocks, at least 1 MiB).
+pub fn topic_workspace(seed: u64, files: usize, blocks_per_file: usize) -> TopicWorkspace {
+    let blocks = files * blocks_per_file;
+    let sources = archive_set(seed ^ 0xa5a5, (blocks * 64).max(1 << 20), 256 << 10);
+    let frames: Vec<String> = sources
+        .files
+        .iter()
+        .flat_map(|file| parse_bytes(&file.bytes, &file.path).frames.into_iter().map(|f| f.source_id.to_owned()))
+        .collect();
+    let mut rng = SplitMix64::new(seed);
+    let mut used_ids = BTreeSet::new();
+    // Blocks already written: (file path, block id), for block links.
+    let mut written: Vec<(String, String)> = Vec::new();
+    let mut topics = BTreeMap::new();
+    for n in 0..files {
+        let area = AREAS.get(n % AREAS.len()).copied().unwrap_or("misc");
+        let path = format!("topics/{area}/t{n:04}.md");
+        let mut out = String::new();
+        let mut definitions = String::new();
+        let mut used_footnotes = BTreeSet::new();
+        out.push_str(&format!("# Topic {n} {}\n", rng.pick(CHINESE)));
+        for b in 0..blocks_per_file {
+            if b % 6 == 0 {
+                out.push_str(&format!("\n## {} {}\n", rng.pick(ENGLISH), b / 6));
+            } else if rng.chance(5) {
+                out.push_str(&format!("\n### {}\n", rng.pick(CHINESE)));
+            }
+            out.push('\n');
+            let claims = 1 + rng.below(3);
+            for c in 0..claims {
+                if c > 0 {
+                    out.push(' ');
+                }
+                sentence(&mut rng, &mut out);
+                if c == 0 && rng.chance(10) {
+                    out.push('\n');
+                    sentence(&mut rng, &mut out);
+                }
+                if c == 0 && rng.chance(10) && !written.is_empty() {
+                    let (home, id) = written.get(rng.below(written.len())).cloned().unwrap_or_default();
+                    let (home_area, name) = home.trim_start_matches("topics/").split_once('/').unwrap_or_default();
+                    let relative = if home_area == area { name.to_owned() } else { format!("../{home_area}/{name}") };
+                    out.push_str(&format!(" See [{}]({relative}#^{id}).", rng.pick(ENGLISH)));
+                }
+                for _ in 0..1 + usize::from(rng.chance(20)) {
+                    let footnote = format!("e-{}", fresh_hex(&mut rng, 10, &mut used_footnotes));
+                    out.push_str(&format!("[^{footnote}]"));
+                    definitions.push_str(&format!("[^{footnote}]: Time: `{}`; Sources: ", when(&mut rng)));
+                    for l in 0..1 + usize::from(rng.chance(25)) {
+                        let id = frames.get(rng.below(frames.len())).map(String::as_str).unwrap_or_default();
+                        let location = v2_location(id).unwrap_or_default();
+                        let label = if rng.chance(20) { "会话记录".to_owned() } else { id.to_owned() };
+                        if l > 0 {
+                            definitions.push_str(", ");
+                        }
+                        definitions.push_str(&format!("[{label}](../../{location}#{})", source_anchor(id)));
+                    }
+                    definitions.push('\n');
+                }
+            }
+            if rng.chance(5) {
+                out.push_str(&format!(" ^{}", fresh_hex(&mut rng, 8, &mut used_ids)));
+            }
+            let id = fresh_hex(&mut rng, 8, &mut used_ids);
+            out.push_str(&format!(" ^{id}\n"));
+            written.push((path.clone(), id));
+        }
+        out.push('\n');
+        out.push_str(&definitions);
+        topics.insert(path, out.into_bytes());
+    }
+    TopicWorkspace { topics, sources, blocks }
+}

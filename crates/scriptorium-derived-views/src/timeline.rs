@@ -1,0 +1,89 @@
+//! `timeline/`: one file per evidence time, rebuilt whole on every install
+//! (spec 01 §8.1).
+
+use std::collections::BTreeMap;
+
+use scriptorium_topic_markdown::{PartialDate, Unit, UnitKind};
+
+use crate::paths::{normpath, parent, relpath};
+use crate::pyspace::rstrip;
+
+/// One timeline entry before sorting.
+struct Entry {
+    first_ref: String,
+    memory_id: String,
+    text: String,
+}
+
+/// Every timeline file: workspace-relative path (`timeline/2024/03/15.md`) → bytes.
+pub fn render_timeline(units: &[Unit]) -> BTreeMap<String, String> {
+    let mut files: BTreeMap<String, Vec<Entry>> = BTreeMap::new();
+    for unit in units {
+        let mut dated = false;
+        for evidence in &unit.evidence {
+            let Some(when) = evidence.when.as_deref().filter(|when| PartialDate::parse(when).is_some()) else {
+                continue;
+            };
+            dated = true;
+            let labels = if evidence.source_labels.len() == evidence.source_refs.len() {
+                &evidence.source_labels
+            } else {
+                &evidence.source_refs
+            };
+            let sources: Vec<(&str, &str)> =
+                labels.iter().zip(&evidence.source_links).map(|(l, t)| (l.as_str(), t.as_str())).collect();
+            push(&mut files, unit, when, &evidence.quote, evidence.source_refs.first(), &sources);
+        }
+        // Legacy units carry their time on the unit, not on an annotation.
+        if !dated
+            && unit.kind == UnitKind::Legacy
+            && let Some(when) = unit.when.as_deref().filter(|when| PartialDate::parse(when).is_some())
+        {
+            let sources: Vec<(&str, &str)> =
+                unit.source_labels.iter().zip(&unit.source_links).map(|(l, t)| (l.as_str(), t.as_str())).collect();
+            push(&mut files, unit, when, &unit.content, unit.source_refs.first(), &sources);
+        }
+    }
+    files
+        .into_iter()
+        .map(|(path, mut entries)| {
+            let when = path.trim_start_matches("timeline/").trim_end_matches(".md").replace('/', "-");
+            entries.sort_by(|a, b| (&a.first_ref, &a.memory_id).cmp(&(&b.first_ref, &b.memory_id)));
+            let mut parts = vec![format!("# {when}\n")];
+            parts.extend(entries.into_iter().map(|entry| format!("{}\n", entry.text)));
+            let mut text = rstrip(&parts.join("\n")).to_owned();
+            text.push('\n');
+            (path, text)
+        })
+        .collect()
+}
+
+fn push(
+    files: &mut BTreeMap<String, Vec<Entry>>,
+    unit: &Unit,
+    when: &str,
+    quote: &str,
+    first_ref: Option<&String>,
+    sources: &[(&str, &str)],
+) {
+    let path = format!("timeline/{}.md", when.replace('-', "/"));
+    let dir = parent(&path).to_owned();
+    let frag = if unit.memory_id.starts_with("mem_") { unit.memory_id.clone() } else { format!("^{}", unit.memory_id) };
+    let mut text = format!("{quote} [Topic]({}#{frag})", relpath(&unit.path, &dir));
+    let topic_dir = parent(&unit.path);
+    for (label, link) in sources {
+        let (target, anchor) = link.split_once('#').map_or((*link, None), |(t, a)| (t, Some(a)));
+        let resolved = normpath(&format!("{topic_dir}/{target}"));
+        text.push_str(&format!(" [{label}]({}", relpath(&resolved, &dir)));
+        if let Some(anchor) = anchor {
+            text.push('#');
+            text.push_str(anchor);
+        }
+        text.push(')');
+    }
+    files.entry(path).or_default().push(Entry {
+        first_ref: first_ref.cloned().unwrap_or_default(),
+        memory_id: unit.memory_id.clone(),
+        text,
+    });
+}

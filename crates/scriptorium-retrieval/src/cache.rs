@@ -1,0 +1,312 @@
+//! The persistent, incremental index (decision Q6, spec 02 §6.6):
+//! `.scriptorium/retrieval-index.bin` in our own versioned format.
+//!
+//! [`Index::open`] loads the cache, compares every indexable file's stat fingerprint
+//! (size, mtime, ctime, inode) with the one stored, re-reads only the files that
+//! differ, drops the ones that vanished, resolves trust afresh, and saves the cache
+//! again when anything changed. So an index saved at one revision is never used for a
+//! later one without that refresh.
+//!
+//! # Invariants
+//!
+//! - The cache is never trusted blindly: a wrong magic, a version outside
+//!   [`CACHE_OLDEST_SUPPORTED_VERSION`]`..=`[`CACHE_FORMAT_VERSION`], a length or
+//!   checksum mismatch, or any decoding error ignores it wholesale and rebuilds.
+//! - Trust and v2 preference are never stored: they are resolved after every load.
+//! - A reader never sees a half-written cache: the writer writes a temporary file in
+//!   the same folder, syncs it and renames it over the old one. Concurrent writers each
+//!   write a whole snapshot; the last rename wins, and a snapshot of an older revision
+//!   is refreshed by the next open because its fingerprints no longer match.
+//! - A file changed less than two seconds before it was read gets no fingerprint
+//!   (re-read next time): within the file system's timestamp granularity a rewrite of
+//!   the same size could keep its stat ("racily clean", as Git calls it).
+//! - When a source file changes, appears or vanishes, every topic file is re-read too:
+//!   a topic's citations resolve against source files, so its events depend on them.
+//! - The reference's `.scriptorium-bm25.json` is never read or written.
+//! - Failing to save is not an error: the index in memory is correct, and the next
+//!   open rebuilds; [`OpenReport::save_error`] says why.
+
+pub(crate) mod codec;
+pub(crate) mod fingerprint;
+mod sources;
+#[cfg(test)]
+mod tests;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::SystemTime;
+
+use scriptorium_topic_markdown::SourceResolver;
+
+use self::codec::checksum;
+use self::fingerprint::{Fingerprint, nanos};
+use self::sources::DiskSources;
+use crate::collect::file_events;
+use crate::error::Error;
+use crate::event::FileKind;
+use crate::index::{FileChange, Index};
+use crate::scan::{ListedFile, WorkspaceFile, list_files, read_failed};
+
+/// The cache format this build writes. Bump it whenever the layout or the meaning of
+/// any stored field (including what the parsers put into events) changes.
+pub const CACHE_FORMAT_VERSION: u32 = 1;
+/// The oldest cache format this build still reads; anything older is rebuilt.
+pub const CACHE_OLDEST_SUPPORTED_VERSION: u32 = 1;
+/// The cache file, relative to the workspace root (inside the runtime directory).
+pub const CACHE_PATH: &str = ".scriptorium/retrieval-index.bin";
+
+/// The runtime directory that holds the cache.
+const RUNTIME_DIR: &str = ".scriptorium";
+const CACHE_NAME: &str = "retrieval-index.bin";
+/// The first bytes of every cache file.
+const MAGIC: &[u8; 8] = b"SCRIDX\r\n";
+/// Magic, version (u32 LE), payload length (u64 LE), checksum (u64 LE).
+const HEADER_LEN: usize = 8 + 4 + 8 + 8;
+
+/// What happened to the cache file when an index was opened.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CacheState {
+    /// It was loaded and refreshed.
+    Loaded,
+    /// There was none (or the runtime directory is not a real folder): built from scratch.
+    Missing,
+    /// It was ignored and the index built from scratch; the reason is for humans.
+    Rejected(String),
+}
+
+/// What [`Index::open_with_report`] did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OpenReport {
+    /// Whether the cache was used.
+    pub cache: CacheState,
+    /// Files taken from the cache without reading them.
+    pub reused_files: usize,
+    /// Files read and parsed (all of them when the cache was not used).
+    pub read_files: usize,
+    /// Cached files that no longer exist.
+    pub removed_files: usize,
+    /// Whether a new cache file was written.
+    pub saved: bool,
+    /// Why saving failed, if it did.
+    pub save_error: Option<String>,
+}
+
+impl Index {
+    /// The index of the workspace at `root`, through the persistent cache (see the
+    /// [module docs](crate::cache)): load, refresh by fingerprints, save if changed.
+    ///
+    /// Errors: [`ErrorCode::ReadFailed`](crate::ErrorCode::ReadFailed) when a folder or
+    /// an indexable file cannot be read. A bad or unwritable cache is never an error.
+    pub fn open(root: &Path) -> Result<Index, Error> {
+        Self::open_with_report(root).map(|(index, _)| index)
+    }
+
+    /// [`Index::open`], also saying what it did with the cache.
+    pub fn open_with_report(root: &Path) -> Result<(Index, OpenReport), Error> {
+        let read_at = nanos(SystemTime::now());
+        let listed = list_files(root)?;
+        let mut report = OpenReport {
+            cache: CacheState::Missing,
+            reused_files: 0,
+            read_files: 0,
+            removed_files: 0,
+            saved: false,
+            save_error: None,
+        };
+        let fingerprints: BTreeMap<String, Fingerprint> = listed
+            .iter()
+            .map(|file| (file.path.clone(), Fingerprint::of(&file.meta)))
+            .filter(|(_, print)| !print.is_racy(read_at))
+            .collect();
+        let (index, dirty) = match load(root) {
+            Ok((mut index, stored)) => {
+                report.cache = CacheState::Loaded;
+                let changed = refresh(root, &mut index, &stored, &listed, &mut report)?;
+                let prints_moved = stored.len() != fingerprints.len()
+                    || stored.iter().any(|(path, print)| print.as_ref() != fingerprints.get(path));
+                (index, changed || prints_moved)
+            }
+            Err(state) => {
+                report.cache = state;
+                report.read_files = listed.len();
+                let files = listed.iter().map(read_file).collect::<Result<Vec<_>, _>>()?;
+                (Index::from_files(files.into_iter().flatten()), true)
+            }
+        };
+        if dirty {
+            match save(root, &index.encode(&fingerprints)) {
+                Ok(()) => report.saved = true,
+                Err(err) => report.save_error = Some(err.to_string()),
+            }
+        }
+        Ok((index, report))
+    }
+}
+
+/// Re-read the files whose fingerprints differ and drop the vanished ones; returns
+/// whether the index changed.
+fn refresh(
+    root: &Path,
+    index: &mut Index,
+    stored: &BTreeMap<String, Option<Fingerprint>>,
+    listed: &[ListedFile],
+    report: &mut OpenReport,
+) -> Result<bool, Error> {
+    let present: BTreeSet<&str> = listed.iter().map(|file| file.path.as_str()).collect();
+    let removed: Vec<&String> = stored.keys().filter(|path| !present.contains(path.as_str())).collect();
+    let mut stale: Vec<&ListedFile> = listed
+        .iter()
+        .filter(|file| stored.get(&file.path).copied().flatten() != Some(Fingerprint::of(&file.meta)))
+        .collect();
+    let sources_moved = removed.iter().any(|path| path.starts_with("sources/"))
+        || stale.iter().any(|file| file.path.starts_with("sources/"));
+    if sources_moved {
+        let topics = listed.iter().filter(|file| FileKind::of(&file.path) == Some(FileKind::Topic));
+        stale.extend(topics);
+        stale.sort_by(|a, b| a.path.cmp(&b.path));
+        stale.dedup_by(|a, b| a.path == b.path);
+    }
+    report.removed_files = removed.len();
+    report.read_files = stale.len();
+    report.reused_files = listed.len() - stale.len();
+    if removed.is_empty() && stale.is_empty() {
+        return Ok(false);
+    }
+    let resolver = SourceResolver::new(DiskSources::new(root));
+    let mut changes: Vec<FileChange> =
+        removed.into_iter().map(|path| FileChange::Remove { path: path.clone() }).collect();
+    for file in stale {
+        changes.push(match read_file(file)? {
+            Some(read) => FileChange::Upsert { events: file_events(&read.path, &read.bytes, &resolver), path: read.path },
+            None => FileChange::Remove { path: file.path.clone() },
+        });
+    }
+    index.apply(changes);
+    Ok(true)
+}
+
+/// The bytes of a listed file, or `None` when it vanished since the listing.
+fn read_file(file: &ListedFile) -> Result<Option<WorkspaceFile>, Error> {
+    match std::fs::read(&file.disk) {
+        Ok(bytes) => Ok(Some(WorkspaceFile { path: file.path.clone(), bytes })),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(err) => Err(read_failed(&file.disk, err)),
+    }
+}
+
+/// The runtime directory, if it is a real folder (never followed through a link).
+fn runtime_dir(root: &Path) -> Option<PathBuf> {
+    let dir = root.join(RUNTIME_DIR);
+    std::fs::symlink_metadata(&dir).ok().filter(|meta| meta.is_dir()).map(|_| dir)
+}
+
+/// The cached index and its fingerprints, or why there is none to use.
+fn load(root: &Path) -> Result<(Index, BTreeMap<String, Option<Fingerprint>>), CacheState> {
+    let Some(dir) = runtime_dir(root) else { return Err(CacheState::Missing) };
+    let path = dir.join(CACHE_NAME);
+    match std::fs::symlink_metadata(&path) {
+        Ok(meta) if meta.is_file() => {}
+        Ok(_) => return Err(CacheState::Rejected("not a regular file".into())),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Err(CacheState::Missing),
+        Err(err) => return Err(CacheState::Rejected(format!("cannot read: {err}"))),
+    }
+    let bytes = std::fs::read(&path).map_err(|err| CacheState::Rejected(format!("cannot read: {err}")))?;
+    let payload = unframe(&bytes).map_err(|why| CacheState::Rejected(why.into()))?;
+    Index::decode(payload).map_err(|damage| CacheState::Rejected(damage.0.into()))
+}
+
+/// The payload of a cache file after checking magic, version, length and checksum.
+pub(crate) fn unframe(bytes: &[u8]) -> Result<&[u8], String> {
+    let header = bytes.get(..HEADER_LEN).ok_or("shorter than its header")?;
+    let (magic, rest) = header.split_at(8);
+    if magic != MAGIC {
+        return Err("not a Scriptorium index cache".into());
+    }
+    let word = |at: usize, len: usize| -> u64 {
+        rest.get(at..at + len).map_or(0, |b| b.iter().rev().fold(0u64, |acc, &x| (acc << 8) | u64::from(x)))
+    };
+    let version = word(0, 4);
+    if !(u64::from(CACHE_OLDEST_SUPPORTED_VERSION)..=u64::from(CACHE_FORMAT_VERSION)).contains(&version) {
+        return Err(format!("format version {version} is not readable by this build"));
+    }
+    let payload = bytes.get(HEADER_LEN..).unwrap_or_default();
+    if payload.len() as u64 != word(4, 8) {
+        return Err("length does not match (truncated or extended)".into());
+    }
+    if checksum(payload) != word(12, 8) {
+        return Err("checksum does not match".into());
+    }
+    Ok(payload)
+}
+
+/// A whole cache file for `payload`.
+pub(crate) fn frame(payload: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(HEADER_LEN + payload.len());
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&CACHE_FORMAT_VERSION.to_le_bytes());
+    out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+    out.extend_from_slice(&checksum(payload).to_le_bytes());
+    out.extend_from_slice(payload);
+    out
+}
+
+/// Write the cache atomically: a unique temporary file in the runtime directory,
+/// synced, renamed over the old cache, then the directory synced.
+fn save(root: &Path, payload: &[u8]) -> std::io::Result<()> {
+    let dir = match runtime_dir(root) {
+        Some(dir) => dir,
+        None => {
+            let dir = root.join(RUNTIME_DIR);
+            if std::fs::symlink_metadata(&dir).is_ok() {
+                return Err(std::io::Error::other(format!("{} is not a folder", dir.display())));
+            }
+            create_private_dir(&dir)?;
+            dir
+        }
+    };
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let unique = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let temp = dir.join(format!(".{CACHE_NAME}.{}-{}-{unique}.tmp", std::process::id(), nanos(SystemTime::now())));
+    let result = write_synced(&temp, &frame(payload)).and_then(|()| std::fs::rename(&temp, dir.join(CACHE_NAME)));
+    if result.is_err() {
+        // Best effort: a leftover temporary file is harmless, never read.
+        let _ = std::fs::remove_file(&temp);
+    }
+    result?;
+    sync_dir(&dir);
+    Ok(())
+}
+
+fn write_synced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut file = options.open(path)?;
+    file.write_all(bytes)?;
+    file.sync_all()
+}
+
+/// The runtime directory is private (decision "file modes": 0700).
+fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    match builder.create(dir) {
+        Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        other => other,
+    }
+}
+
+/// Make the rename durable. Best effort: not every platform can sync a directory, and
+/// a lost rename only costs a rebuild.
+fn sync_dir(dir: &Path) {
+    #[cfg(unix)]
+    if let Ok(handle) = std::fs::File::open(dir) {
+        let _ = handle.sync_all();
+    }
+    #[cfg(not(unix))]
+    let _ = dir;
+}

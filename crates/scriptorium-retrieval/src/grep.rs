@@ -1,0 +1,163 @@
+//! `grep` over the visible workspace (spec 02 §6.8, decision 6): a literal, line-based
+//! scan in process, never a system grep.
+//!
+//! Literal only: no regex crate is a dependency of this layer, and the model tool only
+//! ever asks for literal search; a regex mode would be its own change.
+//!
+//! Visible means every regular file under the root except internal ones: the runtime
+//! directory and anything named `.scriptorium*` at the root (the reference's cache
+//! file too), `.git/`, `memory-superseded/`, and anything reached through a symbolic
+//! link (decision 6: no tool reads them). A v2 source archive is searched on its record
+//! lines only, so metadata lines (anchors, ids, speaker and meta comments) never match
+//! and a torn tail after the last valid frame is hidden as well.
+
+use std::path::Path;
+
+use scriptorium_archive_format::{is_v2_source_path, parse_bytes};
+
+use crate::error::{Error, ErrorCode};
+use crate::scan::read_failed;
+use crate::tokenize::casefold;
+
+/// The number of matches returned when the caller names no limit.
+pub const GREP_LIMIT_DEFAULT: usize = 50;
+/// The most matches one grep returns (a larger limit is clamped).
+pub const GREP_LIMIT_MAX: usize = 200;
+/// The longest match text, in characters, after trimming.
+pub const GREP_TEXT_MAX_CHARS: usize = 300;
+
+/// Folder names never entered, at any depth.
+const HIDDEN_DIRS: [&str; 3] = [".scriptorium", ".git", "memory-superseded"];
+/// Root entries starting with this are internal (runtime directory, reference cache).
+const INTERNAL_ROOT_PREFIX: &str = ".scriptorium";
+
+/// One grep.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GrepRequest {
+    /// The literal text to find; must not be blank.
+    pub query: String,
+    /// Match case exactly (default: case-insensitive, by full Unicode case folding).
+    pub case_sensitive: bool,
+    /// Only files whose relative path starts with this (a leading `/` is ignored).
+    pub prefix: Option<String>,
+    /// The most matches to return, clamped to `1..=200`.
+    pub limit: usize,
+}
+
+impl GrepRequest {
+    /// A case-insensitive grep for `query` over every visible file, default limit.
+    pub fn new(query: impl Into<String>) -> Self {
+        GrepRequest { query: query.into(), case_sensitive: false, prefix: None, limit: GREP_LIMIT_DEFAULT }
+    }
+}
+
+/// One matching line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GrepMatch {
+    /// The workspace-relative path, with `/`.
+    pub path: String,
+    /// The 1-based physical line number.
+    pub line: usize,
+    /// The line, trimmed, cut to 300 characters.
+    pub text: String,
+}
+
+/// What a grep found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GrepResponse {
+    /// The first `limit` matches, by path, then line.
+    pub matches: Vec<GrepMatch>,
+    /// How many lines matched in all.
+    pub total: usize,
+    /// Whether `total` exceeds the matches returned.
+    pub truncated: bool,
+}
+
+/// Find `request.query` in the visible files of the workspace at `root`, sorted by
+/// relative path, then line.
+///
+/// Errors: [`ErrorCode::BlankQuery`] for a blank query; [`ErrorCode::ReadFailed`] when a
+/// folder or file cannot be read.
+pub fn grep(root: &Path, request: &GrepRequest) -> Result<GrepResponse, Error> {
+    if request.query.trim().is_empty() {
+        return Err(Error::new(ErrorCode::BlankQuery, "query is required"));
+    }
+    let limit = request.limit.clamp(1, GREP_LIMIT_MAX);
+    let prefix = request.prefix.as_deref().map(|p| p.trim_start_matches('/')).unwrap_or_default();
+    let needle = if request.case_sensitive { request.query.clone() } else { casefold(&request.query) };
+    let mut paths = Vec::new();
+    walk(root, "", &mut paths)?;
+    paths.sort();
+    let mut response = GrepResponse { matches: Vec::new(), total: 0, truncated: false };
+    for path in paths.iter().filter(|path| path.starts_with(prefix)) {
+        let disk = root.join(path);
+        let bytes = match std::fs::read(&disk) {
+            Ok(bytes) => bytes,
+            // Removed since the listing: it is simply not there any more.
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(err) => return Err(read_failed(&disk, err)),
+        };
+        for (line, text) in searchable_lines(path, &bytes) {
+            let found = if request.case_sensitive { text.contains(&needle) } else { casefold(text).contains(&needle) };
+            if !found {
+                continue;
+            }
+            response.total += 1;
+            if response.matches.len() < limit {
+                response.matches.push(GrepMatch { path: path.clone(), line, text: clip(text.trim()) });
+            }
+        }
+    }
+    response.truncated = response.total > response.matches.len();
+    Ok(response)
+}
+
+/// The lines grep may match, with their 1-based numbers: a v2 archive's record lines,
+/// or every line of any other file (split on LF; a CR before it is trimmed anyway).
+fn searchable_lines<'a>(path: &str, bytes: &'a [u8]) -> Vec<(usize, &'a str)> {
+    if path.starts_with("sources/") && is_v2_source_path(path) {
+        let parsed = parse_bytes(bytes, path);
+        let mut lines = Vec::new();
+        for frame in &parsed.frames {
+            lines.extend((frame.record_start + 1..).zip(frame.record_text.split('\n')));
+        }
+        return lines;
+    }
+    let text = match std::str::from_utf8(bytes) {
+        Ok(text) => text,
+        // A binary or non-UTF-8 file: search its valid prefix only, as text.
+        Err(error) => bytes.get(..error.valid_up_to()).and_then(|b| std::str::from_utf8(b).ok()).unwrap_or_default(),
+    };
+    (1..).zip(text.split('\n')).collect()
+}
+
+fn clip(text: &str) -> String {
+    match text.char_indices().nth(GREP_TEXT_MAX_CHARS) {
+        Some((cut, _)) => text.get(..cut).unwrap_or(text).to_owned(),
+        None => text.to_owned(),
+    }
+}
+
+/// Every visible regular file below `relative` (never through a link).
+fn walk(root: &Path, relative: &str, out: &mut Vec<String>) -> Result<(), Error> {
+    let dir = if relative.is_empty() { root.to_path_buf() } else { root.join(relative) };
+    let entries = std::fs::read_dir(&dir).map_err(|e| read_failed(&dir, e))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| read_failed(&dir, e))?;
+        let Ok(name) = entry.file_name().into_string() else { continue };
+        if relative.is_empty() && name.starts_with(INTERNAL_ROOT_PREFIX) {
+            continue;
+        }
+        let kind = entry.file_type().map_err(|e| read_failed(&entry.path(), e))?;
+        let child = if relative.is_empty() { name.clone() } else { format!("{relative}/{name}") };
+        if kind.is_dir() && !HIDDEN_DIRS.contains(&name.as_str()) {
+            walk(root, &child, out)?;
+        } else if kind.is_file() {
+            out.push(child);
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,178 @@
+//! [`Workspace::update`]: the write transaction of spec 02 §4.3 in this project's design.
+//!
+//! Under the write lock: recover, check the base revision, stage the committed topics in
+//! memory, plan this call's evidence appends, substitute labels, apply the edit,
+//! normalize and validate strictly, check append-only and the source-reference policy,
+//! run the derive step, prepare history, then install everything — evidence, prose and
+//! derived views — through the journal in one atomic step, and publish history last.
+//! Any rejection returns before the install, so no byte of the workspace changes.
+
+mod changes;
+mod edit;
+mod memory_changes;
+mod policy;
+mod request;
+mod result;
+mod stage;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use scriptorium_archive_format::{ErrorCode as ArchiveCode, plan_append};
+use scriptorium_topic_markdown::{Baseline, Mode, NormalizeOptions, Removal, SourceResolver, normalize, parse_tree};
+
+use crate::derive::Derive;
+use crate::error::{Error, ErrorCode};
+use crate::evidence::evidence_records;
+use crate::history::History;
+use crate::journal::Changes;
+use crate::lock::INTERACTIVE_LOCK_TIMEOUT;
+use crate::revision::{RUNTIME_STATE_FILE, is_internal_path};
+use crate::vfs::Vfs;
+use crate::workspace::Workspace;
+
+pub use self::changes::FileChange;
+pub use self::request::{CitationScope, Edit, GitMode, UpdateRequest};
+pub use self::result::UpdateResult;
+pub(crate) use self::stage::read_tree;
+use self::stage::{DERIVED_FILES, StageSources, committed_topics};
+
+impl Workspace {
+    /// Run one all-or-nothing update (spec 02 §4.3). `derive` builds the derived views in
+    /// the stage ([`NoDerivedViews`](crate::NoDerivedViews) leaves them as they are).
+    ///
+    /// A rejected update returns exactly one [`ErrorCode`] and changes no byte of the
+    /// workspace. With [`GitMode::On`], a history commit that cannot be published after
+    /// the install returns `GIT_COMMIT_FAILED` with details `memory_committed: true`.
+    pub fn update(&self, request: &UpdateRequest, derive: &dyn Derive) -> Result<UpdateResult, Error> {
+        let lock = self.lock(INTERACTIVE_LOCK_TIMEOUT)?;
+        self.recover(&lock)?;
+        let history = match request.git_commit {
+            GitMode::Off => None,
+            GitMode::On | GitMode::Auto => Some(History::open_or_init(self.root())?),
+        };
+        let current = self.revision()?;
+        if request.base_revision != current {
+            return Err(Error::new(ErrorCode::ConcurrentUpdate, "memory changed since base_revision")
+                .with_detail("base_revision", request.base_revision.as_str())
+                .with_detail("revision", current));
+        }
+
+        let vfs = self.vfs();
+        let committed = committed_topics(vfs)?;
+        let no_plan = BTreeMap::new();
+        let committed_sources = SourceResolver::new(StageSources::new(vfs, &no_plan));
+        let mut units = parse_tree(&committed, &committed_sources, Mode::Lenient).into_parts().1;
+        if !request.known_ids_from.is_empty() {
+            let known: BTreeSet<String> = units.iter().map(|unit| unit.memory_id.clone()).collect();
+            let earlier = parse_tree(&request.known_ids_from, &committed_sources, Mode::Lenient).into_parts().1;
+            units.extend(earlier.into_iter().filter(|unit| !known.contains(&unit.memory_id)));
+        }
+        let baseline = Baseline::from_units(units);
+
+        // Evidence lands in the stage with the prose that cites it (one install).
+        let archived = evidence_records(&request.sources, request.provenance.as_ref())?;
+        let plan = plan_append(&archived.records, &self.archive_tree()).map_err(archive_error)?;
+        let planned: BTreeMap<String, Vec<u8>> = plan.files.into_iter().map(|file| (file.path, file.bytes)).collect();
+
+        let mut staged = committed.clone();
+        let applied = edit::apply(&request.edit, &archived.source_ids, &baseline, &mut staged)?;
+
+        let sources = SourceResolver::new(StageSources::new(vfs, &planned));
+        let options = NormalizeOptions::with_removal(Removal::Only(applied.removable));
+        let normalized = normalize(&staged, &baseline, &sources, &options).map_err(|v| policy::topic_error(&v))?;
+        if request.append_only {
+            policy::check_append_only(&committed, &normalized.files)?;
+        }
+        let mut evidence: BTreeSet<String> = archived.source_ids.values().cloned().collect();
+        evidence.extend(applied.declared_sources);
+        let scope = (request.citations == CitationScope::ThisCall).then_some(&evidence);
+        policy::check_source_refs(&normalized.units, &baseline, &sources, scope)?;
+
+        let mut changes = Changes::new();
+        for path in committed.keys().filter(|path| !normalized.files.contains_key(*path)) {
+            changes.insert(path.clone(), None);
+        }
+        for (path, bytes) in &normalized.files {
+            if committed.get(path) != Some(bytes) {
+                changes.insert(path.clone(), Some(bytes.clone()));
+            }
+        }
+        for (path, bytes) in &planned {
+            changes.insert(path.clone(), Some(bytes.clone()));
+        }
+        self.derive_into(derive, &normalized.files, &planned, &mut changes)?;
+
+        let prepared = match &history {
+            Some(history) => history.prepare(&request.commit_message, &changes)?,
+            None => None,
+        };
+        let installed = self.install(&lock, &changes)?;
+        let (git_committed, git_commit) = match prepared.map(|commit| commit.publish()).transpose() {
+            Ok(id) => (id.is_some(), id),
+            Err(error) if request.git_commit == GitMode::On => {
+                return Err(error.with_detail("memory_committed", true).with_detail("git_committed", false));
+            }
+            // `auto`: the memory is installed; history catches up at the next commit.
+            Err(_) => (false, None),
+        };
+        drop(lock);
+        Ok(UpdateResult {
+            revision: self.revision()?,
+            source_ids: archived.source_ids,
+            block_ids: normalized.block_id_map,
+            evidence_ids: normalized.evidence_id_map,
+            changed_files: installed.changed.into_iter().filter(|path| !is_internal_path(path)).collect(),
+            memory_committed: true,
+            git_committed,
+            git_commit,
+        })
+    }
+
+    /// The derive step: hand the whole staged tree to `derive` and add what it returns
+    /// (where it differs from the committed bytes) to `changes`.
+    fn derive_into(
+        &self,
+        derive: &dyn Derive,
+        topics: &BTreeMap<String, Vec<u8>>,
+        planned: &BTreeMap<String, Vec<u8>>,
+        changes: &mut Changes,
+    ) -> Result<(), Error> {
+        let vfs = self.vfs();
+        let mut staged = read_tree(vfs, "sources")?;
+        staged.extend(planned.iter().map(|(path, bytes)| (path.clone(), bytes.clone())));
+        staged.extend(topics.iter().map(|(path, bytes)| (path.clone(), bytes.clone())));
+        let mut committed_derived = read_tree(vfs, "timeline")?;
+        let runtime_state = self.runtime_state_path();
+        for path in DERIVED_FILES.iter().copied().chain([runtime_state.as_str()]) {
+            if let Ok(bytes) = vfs.read(Path::new(path)) {
+                committed_derived.insert(path.to_owned(), bytes);
+            }
+        }
+        staged.extend(committed_derived.iter().map(|(path, bytes)| (path.clone(), bytes.clone())));
+        for (path, bytes) in derive.derive(&staged, self.runtime_dir_name())? {
+            let allowed = DERIVED_FILES.contains(&path.as_str())
+                || path.starts_with("timeline/")
+                || path == format!("{}/{RUNTIME_STATE_FILE}", self.runtime_dir_name());
+            if !allowed {
+                return Err(
+                    Error::new(ErrorCode::InvalidArgument, "the derive step wrote a non-derived path").with_path(path)
+                );
+            }
+            if committed_derived.get(&path) != bytes.as_ref() {
+                changes.insert(path, bytes);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// An archive writer refusal: unreadable archives are I/O; the rest (an incomplete
+/// archive per decision Q4, colliding names, limits) reject the request's sources.
+fn archive_error(error: scriptorium_archive_format::Error) -> Error {
+    let code = if error.code() == ArchiveCode::ReadFailed { ErrorCode::Io } else { ErrorCode::InvalidArgument };
+    Error::new(code, error.message().to_owned()).with_detail("archive_code", error.code().as_str())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,247 @@
+//! Tests of [`Workspace::update`] on real temporary workspaces (copies of the vectors'
+//! `tx-base`): each rejection leaves every byte in place; successes install evidence
+//! and prose together.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use crate::derive::NoDerivedViews;
+use crate::error::ErrorCode;
+use crate::history::History;
+use crate::test_support::{TempDir, vectors, write_tree};
+use crate::update::{GitMode, UpdateRequest};
+use crate::workspace::Workspace;
+
+type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+const PREFS: &str = "topics/prefs.md";
+
+fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        if entry.file_type()?.is_dir() {
+            copy_tree(&entry.path(), &to.join(entry.file_name()))?;
+        } else {
+            std::fs::copy(entry.path(), to.join(entry.file_name()))?;
+        }
+    }
+    Ok(())
+}
+
+/// A fresh copy of `tx-base`, opened.
+fn base(label: &str) -> Result<(TempDir, Workspace), Box<dyn std::error::Error>> {
+    let dir = TempDir::new(label);
+    copy_tree(&vectors().join("_resources/tx-base"), dir.path())?;
+    let workspace = Workspace::open(dir.path())?;
+    Ok((dir, workspace))
+}
+
+/// Every file outside `.scriptorium/` and `.git/`, for "nothing changed" checks.
+fn files(root: &Path) -> std::io::Result<BTreeMap<String, Vec<u8>>> {
+    fn walk(dir: &Path, prefix: &str, out: &mut BTreeMap<String, Vec<u8>>) -> std::io::Result<()> {
+        for entry in std::fs::read_dir(dir)? {
+            let entry = entry?;
+            let name = format!("{prefix}{}", entry.file_name().to_string_lossy());
+            if name == ".scriptorium" || name == ".git" {
+                continue;
+            }
+            if entry.file_type()?.is_dir() {
+                walk(&entry.path(), &format!("{name}/"), out)?;
+            } else {
+                out.insert(name, std::fs::read(entry.path())?);
+            }
+        }
+        Ok(())
+    }
+    let mut out = BTreeMap::new();
+    walk(root, "", &mut out)?;
+    Ok(out)
+}
+
+fn request(workspace: &Workspace, mut fields: Value) -> Result<UpdateRequest, Box<dyn std::error::Error>> {
+    fields["base_revision"] = json!(workspace.revision()?);
+    if fields.get("git_commit").is_none() {
+        fields["git_commit"] = json!("off");
+    }
+    Ok(UpdateRequest::from_json(&fields)?)
+}
+
+fn owner() -> Value {
+    json!({"principal_id": "owner", "speaker_kind": "human", "speaker_id": "owner/local",
+           "speaker_display": "Owner", "authority_tier": "owner", "origin_id": "s/t1"})
+}
+
+/// Run a request that must be rejected with `code`; check nothing changed.
+fn rejected(workspace: &Workspace, fields: Value, code: ErrorCode) -> TestResult {
+    let before = files(workspace.root())?;
+    let revision = workspace.revision()?;
+    let mut fields = fields;
+    fields["base_revision"] = json!(revision);
+    fields["git_commit"] = json!("off");
+    let error = match UpdateRequest::from_json(&fields) {
+        Ok(request) => workspace.update(&request, &NoDerivedViews).err().ok_or("the update was accepted")?,
+        Err(error) => error,
+    };
+    assert_eq!(error.code(), code, "{error}");
+    assert_eq!(files(workspace.root())?, before);
+    assert_eq!(workspace.revision()?, revision);
+    Ok(())
+}
+
+#[test]
+fn a_stale_base_revision_is_a_concurrent_update_with_both_revisions() -> TestResult {
+    let (_dir, workspace) = base("stale")?;
+    let mut fields = json!({"changes": [{"path": "topics/x.md", "action": "delete"}], "git_commit": "off"});
+    fields["base_revision"] = json!("0123");
+    let error = workspace.update(&UpdateRequest::from_json(&fields)?, &NoDerivedViews).err().ok_or("accepted")?;
+    assert_eq!(error.code(), ErrorCode::ConcurrentUpdate);
+    assert_eq!(error.details().get("base_revision"), Some(&json!("0123")));
+    assert_eq!(error.details().get("revision"), Some(&json!(workspace.revision()?)));
+    Ok(())
+}
+
+#[test]
+fn evidence_installs_with_the_prose_citing_it_and_history_records_it() -> TestResult {
+    let (dir, workspace) = base("evidence")?;
+    let content = "# Tea\n\nCraig drinks sencha.[^e1]\n\n[^e1]: Time: `2024-05-01`; Sources: [c](new-source-a)\n";
+    let fields = json!({
+        "changes": [{"path": "topics/tea.md", "action": "write", "content": content}],
+        "sources": [{"label": "new-source-a", "role": "user", "content": "I drink sencha."}],
+        "provenance": owner(), "git_commit": "on", "commit_message": "add tea",
+    });
+    let result = workspace.update(&request(&workspace, fields)?, &NoDerivedViews)?;
+    let source_id = result.source_ids.get("new-source-a").ok_or("no source id")?;
+    let archive = result.changed_files.iter().find(|p| p.starts_with("sources/")).ok_or("no archive written")?;
+    assert!(std::fs::read_to_string(dir.path().join(archive))?.contains(source_id.as_str()));
+    let tea = std::fs::read_to_string(dir.path().join("topics/tea.md"))?;
+    assert!(tea.contains(&format!("(../{archive}#")), "{tea}");
+    assert_eq!(result.revision, workspace.revision()?);
+    let commit = result.git_commit.ok_or("no commit")?;
+    let history = History::open_or_init(dir.path())?;
+    let newest = history.list(1)?;
+    assert_eq!(newest.first().map(|e| (e.id.as_str(), e.message.as_str())), Some((commit.as_str(), "add tea")));
+    Ok(())
+}
+
+#[test]
+fn a_write_that_silently_drops_a_block_id_is_rejected_naming_it() -> TestResult {
+    let (_dir, workspace) = base("drop")?;
+    let before = files(workspace.root())?;
+    let fields = json!({"changes": [{"path": PREFS, "action": "write", "content": "# Preferences\n"}]});
+    let error = workspace.update(&request(&workspace, fields)?, &NoDerivedViews).err().ok_or("accepted")?;
+    assert_eq!(error.code(), ErrorCode::InvalidTopicFormat);
+    assert!(Value::Object(error.details().clone()).to_string().contains("0d9bb518"), "{:?}", error.details());
+    assert_eq!(files(workspace.root())?, before);
+    Ok(())
+}
+
+#[test]
+fn a_whole_file_delete_may_remove_its_block_ids() -> TestResult {
+    let (dir, workspace) = base("delete")?;
+    let fields = json!({"changes": [{"path": PREFS, "action": "delete"}]});
+    let result = workspace.update(&request(&workspace, fields)?, &NoDerivedViews)?;
+    assert_eq!(result.changed_files, [PREFS]);
+    assert!(!dir.path().join(PREFS).exists());
+    Ok(())
+}
+
+#[test]
+fn append_only_accepts_an_appended_record_and_refuses_a_rewrite() -> TestResult {
+    let (dir, workspace) = base("append")?;
+    let old = std::fs::read_to_string(dir.path().join(PREFS))?;
+    let rewrite = old.replace("green tea", "black tea");
+    rejected(
+        &workspace,
+        json!({"append_only": true, "changes": [{"path": PREFS, "action": "write", "content": rewrite}]}),
+        ErrorCode::AppendOnlyRequired,
+    )?;
+    let fields = json!({"append_only": true, "memory_changes": [{
+        "op": "create_record", "content": "Craig likes oolong.", "time": null,
+        "source_refs": ["openprogram/sess-7f2a/m4"],
+        "destination": {"topic_path": "topics/drinks.md", "headings": ["Drinks"], "position": "end"}}]});
+    let result = workspace.update(&request(&workspace, fields)?, &NoDerivedViews)?;
+    assert_eq!(result.changed_files, ["topics/drinks.md"]);
+    Ok(())
+}
+
+#[test]
+fn a_new_citation_of_a_pending_source_is_rejected() -> TestResult {
+    let (_dir, workspace) = base("pending")?;
+    let fields = json!({"memory_changes": [{
+        "op": "create_record", "content": "Someone said hi.", "time": null,
+        "source_refs": ["telegram/group-100/g1"],
+        "destination": {"topic_path": "topics/hi.md", "headings": ["Hi"], "position": "end"}}]});
+    rejected(&workspace, fields, ErrorCode::InvalidTopicFormat)
+}
+
+#[test]
+fn top_level_arguments_are_checked_before_anything_else() -> TestResult {
+    let (_dir, workspace) = base("args")?;
+    let both = json!({"patch": "x", "changes": [], "base_revision": "r"});
+    assert_eq!(UpdateRequest::from_json(&both).err().map(|e| e.code()), Some(ErrorCode::InvalidArgument));
+    let empty = json!({"changes": [], "base_revision": "r"});
+    assert_eq!(UpdateRequest::from_json(&empty).err().map(|e| e.code()), Some(ErrorCode::InvalidArgument));
+    let unproven = json!({"changes": [{"path": PREFS, "action": "delete"}], "base_revision": "r",
+                          "sources": [{"label": "new-source-a", "role": "user", "content": "x"}]});
+    let error = UpdateRequest::from_json(&unproven).err().map(|e| e.code());
+    assert_eq!(error, Some(ErrorCode::WriterPreconditionFailed));
+    rejected(&workspace, json!({"changes": [{"path": "../x.md", "action": "delete"}]}), ErrorCode::PathOutsideWorkspace)
+}
+
+#[test]
+fn an_undeclared_label_is_a_missing_source() -> TestResult {
+    let (_dir, workspace) = base("label")?;
+    let content = "# T\n\nA fact.[^e1]\n\n[^e1]: Time: `2024`; Sources: [x](new-source-b)\n";
+    rejected(
+        &workspace,
+        json!({"changes": [{"path": "topics/t.md", "action": "write", "content": content}]}),
+        ErrorCode::MissingSource,
+    )
+}
+
+#[test]
+fn git_mode_defaults_to_auto() -> TestResult {
+    let fields = json!({"changes": [{"path": PREFS, "action": "delete"}], "base_revision": "r"});
+    assert_eq!(UpdateRequest::from_json(&fields)?.git_commit, GitMode::Auto);
+    Ok(())
+}
+
+#[test]
+fn the_snapshot_marks_a_claim_citing_a_pending_source_pending() -> TestResult {
+    let dir = TempDir::new("snapshot");
+    copy_tree(&vectors().join("_resources/tx-base"), dir.path())?;
+    let pending = "# G\n\nHello from the group.[^e-1] ^aaaaaaaa\n\n[^e-1]: Time: `2024`; Sources: [g1](../sources/telegram/_v2/group-100.md#source-c5abce8940d6277f)\n";
+    write_tree(dir.path(), &[("topics/g.md", pending.as_bytes())]);
+    let workspace = Workspace::open(dir.path())?;
+    let snapshot = workspace.snapshot()?;
+    assert_eq!(snapshot.revision, workspace.revision()?);
+    let trust: BTreeMap<&str, bool> =
+        snapshot.claims.iter().map(|claim| (claim.unit.memory_id.as_str(), claim.trusted)).collect();
+    assert_eq!(trust.get("0d9bb518"), Some(&true));
+    assert_eq!(trust.get("aaaaaaaa"), Some(&false));
+    Ok(())
+}
+
+#[test]
+fn repair_quarantines_an_unreadable_archive_tail_and_keeps_the_prefix() -> TestResult {
+    let (dir, workspace) = base("repair")?;
+    let archive = "sources/openprogram/_v2/sess-7f2a.md";
+    let good = std::fs::read(dir.path().join(archive))?;
+    let mut damaged = good.clone();
+    damaged.extend_from_slice(b"garbage that is not a frame\n");
+    std::fs::write(dir.path().join(archive), &damaged)?;
+    let repaired = workspace.repair_archives()?;
+    let first = repaired.first().ok_or("nothing repaired")?;
+    assert_eq!(first.path, archive);
+    assert!(first.kept_bytes > 0 && first.kept_bytes < good.len() + 1);
+    let (prefix, tail) = damaged.split_at(first.kept_bytes);
+    assert!(std::fs::read(dir.path().join(archive))? == prefix, "the archive is not its valid prefix");
+    assert!(std::fs::read(dir.path().join(&first.quarantined))? == tail, "the quarantine does not hold the tail");
+    let text = String::from_utf8(prefix.to_vec())?;
+    assert!(scriptorium_archive_format::parse(&text, archive).is_complete());
+    assert!(workspace.repair_archives()?.is_empty());
+    Ok(())
+}
