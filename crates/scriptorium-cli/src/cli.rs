@@ -19,7 +19,7 @@ pub(crate) enum Command {
     /// Work with single source archive files.
     #[command(subcommand)]
     Archive(ArchiveCommand),
-    /// Check a workspace without writing anything: scan every source archive and
+    /// Check a workspace (writing nothing unless --repair): scan every source archive and
     /// report each file as complete, or where and why its scan stops; then parse every
     /// topic file strictly and resolve every citation against the archives, listing
     /// each violation as `path:line: CODE detail`.

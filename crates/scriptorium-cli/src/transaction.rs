@@ -1,15 +1,17 @@
 //! The writing verbs: `update`, `restore`, `history` and `check --repair`. Each goes
 //! through `scriptorium-transaction`, so every write is one validated, all-or-nothing
-//! install; a rejected transaction prints `error[CODE]: message` with its public
-//! contract code and exits 1.
+//! install, with the derived views rebuilt in the same install; a rejected transaction
+//! prints `error[CODE]: message` with its public contract code and exits 1.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde_json::{Value, json};
 
+use scriptorium_derived_views::DerivedViews;
+
 use scriptorium_transaction::{
-    CitationScope, Edit, Error, FileChange, History, NoDerivedViews, TopicPath, UpdateRequest, UpdateResult, Workspace,
+    CitationScope, Edit, Error, FileChange, History, TopicPath, UpdateRequest, UpdateResult, Workspace,
 };
 
 use crate::Outcome;
@@ -42,7 +44,7 @@ pub(crate) fn update(args: &UpdateArgs) -> Result<Outcome, CliError> {
         };
         fields.insert("base_revision".to_owned(), Value::String(base));
         let request = UpdateRequest::from_json(&Value::Object(fields))?;
-        workspace.update(&request, &NoDerivedViews)
+        workspace.update(&request, &DerivedViews::default())
     });
     report(outcome, args.json)
 }
@@ -67,7 +69,7 @@ pub(crate) fn restore(args: &RestoreArgs) -> Result<Outcome, CliError> {
         request.citations = CitationScope::AnyTrusted;
         // Restored paragraphs keep the block ids they had, so links to them work again.
         request.known_ids_from = then.into_iter().filter(|(path, _)| path.ends_with(".md")).collect();
-        workspace.update(&request, &NoDerivedViews).map(Some)
+        workspace.update(&request, &DerivedViews::default()).map(Some)
     });
     match outcome {
         Ok(None) => {

@@ -179,7 +179,9 @@ fn refresh(
         removed.into_iter().map(|path| FileChange::Remove { path: path.clone() }).collect();
     for file in stale {
         changes.push(match read_file(file)? {
-            Some(read) => FileChange::Upsert { events: file_events(&read.path, &read.bytes, &resolver), path: read.path },
+            Some(read) => {
+                FileChange::Upsert { events: file_events(&read.path, &read.bytes, &resolver), path: read.path }
+            }
             None => FileChange::Remove { path: file.path.clone() },
         });
     }
@@ -213,7 +215,7 @@ fn load(root: &Path) -> Result<(Index, BTreeMap<String, Option<Fingerprint>>), C
         Err(err) => return Err(CacheState::Rejected(format!("cannot read: {err}"))),
     }
     let bytes = std::fs::read(&path).map_err(|err| CacheState::Rejected(format!("cannot read: {err}")))?;
-    let payload = unframe(&bytes).map_err(|why| CacheState::Rejected(why.into()))?;
+    let payload = unframe(&bytes).map_err(CacheState::Rejected)?;
     Index::decode(payload).map_err(|damage| CacheState::Rejected(damage.0.into()))
 }
 

@@ -73,15 +73,17 @@ mod test_support;
 mod tokenize;
 
 pub use crate::api::{API_TOP_K_MAX, CONTENT_MAX_CHARS, Method, SearchRequest, SearchResponse, search};
-pub use crate::cache::{CACHE_FORMAT_VERSION, CACHE_OLDEST_SUPPORTED_VERSION, CACHE_PATH, CacheState, OpenReport};
 pub use crate::bm25::{B, Bm25Statistics, Bm25Weight, DELTA, Explanation, K1, average_len, idf, length_norm};
+pub use crate::cache::{CACHE_FORMAT_VERSION, CACHE_OLDEST_SUPPORTED_VERSION, CACHE_PATH, CacheState, OpenReport};
 pub use crate::collect::file_events;
 pub use crate::embed::{EmbedError, Embedder};
 pub use crate::error::{Error, ErrorCode};
 pub use crate::event::{FileKind, MemoryEvent, Trust};
 pub use crate::filter::{Filters, event_matches_path_prefix, normalize_path_prefix};
 pub use crate::fusion::{RRF_K, reciprocal_rank_fusion};
-pub use crate::grep::{GREP_LIMIT_DEFAULT, GREP_LIMIT_MAX, GREP_TEXT_MAX_CHARS, GrepMatch, GrepRequest, GrepResponse, grep};
+pub use crate::grep::{
+    GREP_LIMIT_DEFAULT, GREP_LIMIT_MAX, GREP_TEXT_MAX_CHARS, GrepMatch, GrepRequest, GrepResponse, grep,
+};
 pub use crate::hit::{Bm25Score, Hit, Score};
 pub use crate::index::{FileChange, Index};
 pub use crate::scan::{WorkspaceFile, scan_workspace};

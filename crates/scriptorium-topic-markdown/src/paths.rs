@@ -17,27 +17,36 @@ pub(crate) fn basename(path: &str) -> &str {
 /// components, folds `name/..`, keeps leading `..` of a relative path and drops them
 /// for an absolute one. The empty result is `.`.
 pub(crate) fn normpath(path: &str) -> String {
-    let absolute = path.starts_with('/');
-    let mut parts: Vec<&str> = Vec::new();
-    for part in path.split('/') {
+    normalize_parts(path.starts_with('/'), path.split('/'))
+}
+
+/// `normpath` of the components `parts` (of an absolute path when `absolute`).
+fn normalize_parts<'a>(absolute: bool, parts: impl Iterator<Item = &'a str>) -> String {
+    let mut kept: Vec<&str> = Vec::with_capacity(8);
+    for part in parts {
         match part {
             "" | "." => {}
-            ".." => match parts.last() {
+            ".." => match kept.last() {
                 Some(&last) if last != ".." => {
-                    parts.pop();
+                    kept.pop();
                 }
                 _ if absolute => {}
-                _ => parts.push(".."),
+                _ => kept.push(".."),
             },
-            other => parts.push(other),
+            other => kept.push(other),
         }
     }
-    let joined = parts.join("/");
-    match (absolute, joined.is_empty()) {
-        (true, _) => format!("/{joined}"),
-        (false, true) => ".".to_owned(),
-        (false, false) => joined,
+    let mut out = String::with_capacity(kept.iter().map(|part| part.len() + 1).sum::<usize>() + 1);
+    if absolute {
+        out.push('/');
     }
+    for (n, part) in kept.iter().enumerate() {
+        if n > 0 {
+            out.push('/');
+        }
+        out.push_str(part);
+    }
+    if out.is_empty() { ".".to_owned() } else { out }
 }
 
 /// `normpath(dir + "/" + relative)`, with an empty `dir` meaning the root.
@@ -45,7 +54,7 @@ pub(crate) fn join_normalized(dir: &str, relative: &str) -> String {
     if dir.is_empty() || relative.starts_with('/') {
         normpath(relative)
     } else {
-        normpath(&format!("{dir}/{relative}"))
+        normalize_parts(dir.starts_with('/'), dir.split('/').chain(relative.split('/')))
     }
 }
 

@@ -182,6 +182,16 @@ impl<L: SourceLookup> SourceResolver<L> {
         Ok(resolved)
     }
 
+    /// Whether `target` resolves (`None` when not) and is already the canonical relative
+    /// link of its id; [`Self::resolve_with_link`] without copying a cached id.
+    pub(crate) fn is_canonical(&self, topic_path: &str, target: &str) -> Result<Option<bool>, SourceReadError> {
+        let dir = dirname(topic_path);
+        if let Some(known) = self.targets.borrow().get(dir).and_then(|targets| targets.get(target)) {
+            return Ok(known.as_ref().map(|resolved| resolved.canonical));
+        }
+        Ok(self.resolve_with_link(topic_path, target)?.map(|resolved| resolved.canonical))
+    }
+
     fn resolve_uncached(&self, dir: &str, target: &str) -> Result<Option<String>, SourceReadError> {
         let target = strip(target);
         if is_plain_handle(target) {

@@ -98,7 +98,8 @@ pub fn parse_documents<L: SourceLookup>(
     for document in &documents {
         builder.document(document);
     }
-    ParsedTree { documents, units: builder.units, violations: builder.violations }
+    let Builder { units, violations, .. } = builder;
+    ParsedTree { documents, units, violations }
 }
 
 /// A definition with its link targets resolved (`None` where a target did not resolve).
@@ -157,16 +158,17 @@ pub(crate) fn resolve_definitions<'d, L: SourceLookup>(
     map
 }
 
-struct Builder<'s, L> {
+struct Builder<'s, 'd, L> {
     sources: &'s SourceResolver<L>,
     mode: Mode,
     units: Vec<Unit>,
-    seen: FastSet<String>,
+    /// Unit ids so far, borrowed from the documents (which outlive the builder).
+    seen: FastSet<&'d str>,
     violations: Vec<Violation>,
 }
 
-impl<L: SourceLookup> Builder<'_, L> {
-    fn document(&mut self, document: &TopicDocument) {
+impl<'d, L: SourceLookup> Builder<'_, 'd, L> {
+    fn document(&mut self, document: &'d TopicDocument) {
         let path = document.path();
         let strict = self.mode == Mode::Strict;
         let definitions = resolve_definitions(document, self.sources, Some(&mut self.violations), false);
@@ -200,7 +202,7 @@ impl<L: SourceLookup> Builder<'_, L> {
         &mut self,
         path: &str,
         line: usize,
-        paragraph: &Paragraph,
+        paragraph: &'d Paragraph,
         definitions: &FastMap<&str, Resolved<'_>>,
         strict: bool,
     ) {
@@ -253,16 +255,16 @@ impl<L: SourceLookup> Builder<'_, L> {
         // Aliases come first, in run order; they share everything but their id.
         for alias in paragraph.ids.iter().take(paragraph.ids.len().saturating_sub(1)) {
             let kind = UnitKind::Alias { of: block_id.to_owned() };
-            self.push(Unit { memory_id: alias.clone(), kind, ..unit.clone() });
+            self.push(alias, Unit { memory_id: alias.clone(), kind, ..unit.clone() });
         }
-        self.push(unit);
+        self.push(block_id, unit);
     }
 
     fn legacy(
         &mut self,
         path: &str,
         line: usize,
-        paragraph: &Paragraph,
+        paragraph: &'d Paragraph,
         definitions: &FastMap<&str, Resolved<'_>>,
         strict: bool,
     ) {
@@ -279,7 +281,7 @@ impl<L: SourceLookup> Builder<'_, L> {
                     continue;
                 };
                 let source = annotation(citation, claim.quote(), resolved);
-                self.push(Unit {
+                self.push(citation, Unit {
                     memory_id: citation.clone(),
                     kind: UnitKind::Legacy,
                     path: path.to_owned(),
@@ -302,10 +304,11 @@ impl<L: SourceLookup> Builder<'_, L> {
         }
     }
 
-    fn push(&mut self, mut unit: Unit) {
-        if !self.seen.insert(unit.memory_id.clone()) {
+    /// Add a unit whose `memory_id` is `id`, unless the id is taken.
+    fn push(&mut self, id: &'d str, mut unit: Unit) {
+        if !self.seen.insert(id) {
             let detail = format!("duplicate memory_id: {}", unit.memory_id);
-            self.violate(ErrorCode::DuplicateBlockId, &unit.path.clone(), unit.line, detail);
+            self.violations.push(Violation::new(ErrorCode::DuplicateBlockId, &unit.path, Some(unit.line), detail));
             return;
         }
         unit.created_order = self.units.len();

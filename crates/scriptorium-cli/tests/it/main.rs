@@ -6,8 +6,8 @@ mod archive_parse;
 mod check;
 mod check_topics;
 mod example_workspace;
-mod transaction;
 mod search;
+mod transaction;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -29,19 +29,28 @@ fn copy(from: &Path, to: &Path) -> Result<(), std::io::Error> {
 }
 
 #[test]
-fn search_prints_anchors_dates_and_text_then_reuses_its_cache() -> TestResult {
+fn search_prints_anchors_dates_and_text_and_sees_later_edits() -> TestResult {
     let ws = example_copy()?;
     let out = run(scriptorium(ws.path()).args(["search", "tomatoes basil", "--workspace"]).arg(ws.path()))?;
     assert_eq!(out.code, Some(0), "stdout {}\nstderr {}", out.stdout, out.stderr);
     let first = out.stdout.lines().next().ok_or("no output")?;
-    assert_eq!(first, "1. sources/openprogram/_v2/sess-garden.md#source-021f2587e873bb77  (2026-03-14, trusted, score 1.080000)");
-    assert!(out.stdout.contains("\n2. topics/garden/raised-bed.md#^11e4b469  (2026-03-14, trusted, score 0.992311)\n"), "{}", out.stdout);
+    assert_eq!(
+        first,
+        "1. sources/openprogram/_v2/sess-garden.md#source-021f2587e873bb77  (2026-03-14, trusted, score 1.080000)"
+    );
+    assert!(
+        out.stdout.contains("\n2. topics/garden/raised-bed.md#^11e4b469  (2026-03-14, trusted, score 0.992311)\n"),
+        "{}",
+        out.stdout
+    );
     // The anchor is the one the archive itself carries.
     let archive = std::fs::read_to_string(ws.path().join("sources/openprogram/_v2/sess-garden.md"))?;
     assert!(archive.contains("<a id=\"source-021f2587e873bb77\"></a>"));
     assert!(out.stdout.contains("   [2026-03-14] Tomatoes grow on the south side"), "{}", out.stdout);
     assert!(
-        out.stdout.contains("sources/openprogram/_v2/sess-garden.md#source-87bc8264ecf1eb77  (2026-03-14, Owner (owner/local), trusted"),
+        out.stdout.contains(
+            "sources/openprogram/_v2/sess-garden.md#source-87bc8264ecf1eb77  (2026-03-14, Owner (owner/local), trusted"
+        ),
         "{}",
         out.stdout
     );
@@ -53,7 +62,8 @@ fn search_prints_anchors_dates_and_text_then_reuses_its_cache() -> TestResult {
     let topic = ws.path().join("topics/garden/raised-bed.md");
     let text = std::fs::read_to_string(&topic)?.replace("two litres", "two litres of rainwater");
     std::fs::write(&topic, text)?;
-    let json = run(scriptorium(ws.path()).args(["search", "--json", "rainwater", "--workspace"]).arg(ws.path()))?.json()?;
+    let json =
+        run(scriptorium(ws.path()).args(["search", "--json", "rainwater", "--workspace"]).arg(ws.path()))?.json()?;
     assert_eq!(json["results"][0]["event_id"], "352218f9:1");
     assert_eq!(json["results"][0]["anchor"], "#^352218f9");
     assert_eq!(json["results"][0]["trust_state"], "trusted");
@@ -131,7 +141,17 @@ fn grep_lists_lines_and_hides_internal_files() -> TestResult {
     assert!(!out.stdout.contains("quarantine") && !out.stdout.contains("in git"), "{}", out.stdout);
 
     let json = run(scriptorium(ws.path())
-        .args(["grep", "--json", "--case-sensitive", "tomatoes", "--limit", "1", "--path-prefix", "/sources", "--workspace"])
+        .args([
+            "grep",
+            "--json",
+            "--case-sensitive",
+            "tomatoes",
+            "--limit",
+            "1",
+            "--path-prefix",
+            "/sources",
+            "--workspace",
+        ])
         .arg(ws.path()))?
     .json()?;
     assert_eq!(json["matches"].as_array().map(Vec::len), Some(1));

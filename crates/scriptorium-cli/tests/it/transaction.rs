@@ -46,7 +46,9 @@ fn update_installs_changes_and_history_lists_the_commit() -> TestResult {
         .arg(&file))?;
     assert_eq!(out.code, Some(0), "stdout {}\nstderr {}", out.stdout, out.stderr);
     let result = out.json()?;
-    assert_eq!(result["changed_files"], serde_json::json!([PREFS]));
+    // The derived views are rebuilt in the same install as the edit.
+    let changed = serde_json::json!(["recent_events.jsonl", "timeline/2024/03/16.md", PREFS]);
+    assert_eq!(result["changed_files"], changed);
     assert_eq!(result["git_committed"], true);
     assert_eq!(std::fs::read_to_string(ws.path().join(PREFS))?, new);
 

@@ -133,7 +133,10 @@ fn an_edited_topic_is_reread_alone_and_a_source_edit_rereads_topics() {
     let (index, report) = open(&ws.root);
     assert_eq!((report.cache.clone(), report.read_files, report.reused_files), (CacheState::Loaded, 1, 4));
     assert!(report.saved);
-    assert_eq!(all_hits(&index, "three litres", &Filters::default()).first().map(|h| h.event.path.as_str()), Some(topic));
+    assert_eq!(
+        all_hits(&index, "three litres", &Filters::default()).first().map(|h| h.event.path.as_str()),
+        Some(topic)
+    );
     assert_same(&index, &ws.root, &QUERIES);
 
     // Removing a cited source leaves the garden claims without refs, so they are no
@@ -238,7 +241,8 @@ fn concurrent_writers_leave_a_whole_cache_that_is_refreshed() {
     });
     let (index, _) = open(&ws.root);
     assert_same(&index, &ws.root, &["round note", "tomatoes"]);
-    let rounds = all_hits(&index, "round", &Filters::default()).iter().filter(|h| h.event.content.contains("round")).count();
+    let rounds =
+        all_hits(&index, "round", &Filters::default()).iter().filter(|h| h.event.content.contains("round")).count();
     assert_eq!(rounds, 5);
     let leftovers = std::fs::read_dir(ws.root.join(".scriptorium")).expect("dir").count();
     assert_eq!(leftovers, 1, "temporary files are renamed away");
@@ -277,7 +281,10 @@ fn source_text(rng: &mut Rng, n: usize, lines: usize) -> String {
     let mut text = format!("# D{n}\n\n");
     for line in 1..=lines {
         let day = 1 + rng.below(28);
-        text.push_str(&format!("<a id=\"d{n}-{line}\"></a>\n[2024-01-{day:02}] user: {} [D{n}:{line}]\n\n", sentence(rng)));
+        text.push_str(&format!(
+            "<a id=\"d{n}-{line}\"></a>\n[2024-01-{day:02}] user: {} [D{n}:{line}]\n\n",
+            sentence(rng)
+        ));
     }
     text
 }
@@ -289,7 +296,8 @@ fn topic_text(rng: &mut Rng, n: usize) -> String {
     for block in 0..1 + rng.below(3) {
         let (d, m) = (rng.below(6), 1 + rng.below(3));
         text.push_str(&format!("{}.[^e-{block}] ^{n:04x}{block:04x}\n\n", sentence(rng)));
-        notes.push_str(&format!("[^e-{block}]: Time: `2024-01-0{}`; Sources: [D{d}:{m}](D{d}:{m})\n", 1 + rng.below(9)));
+        notes
+            .push_str(&format!("[^e-{block}]: Time: `2024-01-0{}`; Sources: [D{d}:{m}](D{d}:{m})\n", 1 + rng.below(9)));
     }
     text + &notes
 }
@@ -312,7 +320,8 @@ fn incremental_refresh_equals_rebuild_on_seeded_workspaces() {
                     }
                     2 | 3 => ws.write(&format!("topics/t/{n}.md"), &topic_text(&mut rng, n)),
                     4 => {
-                        let path = if rng.below(2) == 0 { format!("sources/D{n}.md") } else { format!("topics/t/{n}.md") };
+                        let path =
+                            if rng.below(2) == 0 { format!("sources/D{n}.md") } else { format!("topics/t/{n}.md") };
                         if ws.root.join(&path).exists() {
                             ws.remove(&path);
                         }

@@ -95,7 +95,10 @@ fn case_prefix_limit_and_clipping() {
     assert_eq!(all.matches[2].text.chars().count(), GREP_TEXT_MAX_CHARS);
     assert!(all.matches[2].text.starts_with("needle x"));
     let exact = GrepRequest { case_sensitive: true, ..GrepRequest::new("needle") };
-    assert_eq!(found(&grep(&ws.0, &exact).expect("grep")), [("topics/a.md".to_owned(), 2), ("topics/a.md".to_owned(), 3)]);
+    assert_eq!(
+        found(&grep(&ws.0, &exact).expect("grep")),
+        [("topics/a.md".to_owned(), 2), ("topics/a.md".to_owned(), 3)]
+    );
     let prefixed = GrepRequest { prefix: Some("/topics/b".into()), ..GrepRequest::new("needle") };
     assert_eq!(found(&grep(&ws.0, &prefixed).expect("grep")), [("topics/b/c.md".to_owned(), 1)]);
     let limited = grep(&ws.0, &GrepRequest { limit: 2, ..GrepRequest::new("needle") }).expect("grep");

@@ -89,7 +89,12 @@ impl Index {
         for _ in 0..file_count {
             let path = input.string()?;
             let print = if input.bool()? {
-                Some(Fingerprint { len: input.u64()?, mtime_ns: input.i64()?, ctime_ns: input.i64()?, inode: input.u64()? })
+                Some(Fingerprint {
+                    len: input.u64()?,
+                    mtime_ns: input.i64()?,
+                    ctime_ns: input.i64()?,
+                    inode: input.u64()?,
+                })
             } else {
                 None
             };

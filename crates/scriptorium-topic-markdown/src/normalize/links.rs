@@ -71,10 +71,11 @@ fn rewrite_document<L: SourceLookup>(
             ItemKind::Definition(definition) => {
                 let mut links: Vec<SourceLink> = Vec::new();
                 for (n, link) in definition.links.iter().enumerate() {
-                    let relative = match sources.resolve_with_link(path, &link.target) {
-                        Ok(Some(resolved)) if !resolved.canonical => {
-                            sources.relative_link(path, &resolved.id).ok().flatten()
-                        }
+                    let relative = match sources.is_canonical(path, &link.target) {
+                        Ok(Some(false)) => match sources.resolve_with_link(path, &link.target) {
+                            Ok(Some(resolved)) => sources.relative_link(path, &resolved.id).ok().flatten(),
+                            _ => None,
+                        },
                         _ => None,
                     };
                     match relative {
@@ -119,6 +120,10 @@ fn rewrite_document<L: SourceLookup>(
 /// The line with each block link's path replaced by the path of the file holding its
 /// target, or `None` when nothing changes.
 fn rewrite_block_links(line: &str, path: &str, homes: &FastMap<&str, &str>) -> Option<String> {
+    // Every block link holds `#^`; most lines have none.
+    if !line.contains("#^") {
+        return None;
+    }
     let found = block_links(line);
     if found.is_empty() {
         return None;

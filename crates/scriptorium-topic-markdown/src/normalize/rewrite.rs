@@ -132,20 +132,25 @@ fn tidy_line<'a>(line: &'a str, evidence: &EvidenceIds) -> Cow<'a, str> {
 /// The links a definition is rendered with: plain-handle targets become relative
 /// links to the source (label kept), other links stay as written; a link-less sources
 /// part becomes one `[item](link)` per item.
-fn canonical_links<L: SourceLookup>(
+fn canonical_links<'a, L: SourceLookup>(
     topic_path: &str,
-    links: &[SourceLink],
+    links: &'a [SourceLink],
     raw_sources: &str,
     sources: &SourceResolver<L>,
-) -> Vec<SourceLink> {
+) -> Cow<'a, [SourceLink]> {
     let link_to = |handle: &str| sources.relative_link(topic_path, handle).ok().flatten();
+    // Usually every link is already a path: nothing to copy.
+    if !links.is_empty() && !links.iter().any(|link| is_plain_handle(strip(&link.target))) {
+        return Cow::Borrowed(links);
+    }
     if links.is_empty() {
         return split_items(raw_sources)
             .map(|item| SourceLink {
                 label: item.to_owned(),
                 target: if is_plain_handle(item) { link_to(item) } else { None }.unwrap_or_else(|| item.to_owned()),
             })
-            .collect();
+            .collect::<Vec<_>>()
+            .into();
     }
     links
         .iter()
@@ -156,7 +161,8 @@ fn canonical_links<L: SourceLookup>(
                 None => link.clone(),
             }
         })
-        .collect()
+        .collect::<Vec<_>>()
+        .into()
 }
 
 /// Replace every mapped `[^label` (not followed by a footnote-id character).
