@@ -15,7 +15,9 @@ use std::hint::black_box;
 
 use criterion::{Criterion, Throughput};
 use scriptorium_benches::topics::{TopicWorkspace, topic_workspace};
-use scriptorium_topic_markdown::{Baseline, MemorySources, Mode, NormalizeOptions, SourceResolver, normalize, parse_tree};
+use scriptorium_topic_markdown::{
+    Baseline, MemorySources, Mode, NormalizeOptions, SourceResolver, normalize, parse_tree,
+};
 
 /// The Python reference's `parse_topic_tree(strict=True)` (spec 03 §B5).
 const PYTHON_MB_PER_S: f64 = 0.59;

@@ -143,3 +143,28 @@ pub fn topic_workspace(seed: u64, files: usize, blocks_per_file: usize) -> Topic
     }
     TopicWorkspace { topics, sources, blocks }
 }
+
+#[cfg(test)]
+mod tests {
+    use scriptorium_topic_markdown::{Baseline, MemorySources, Mode, NormalizeOptions, SourceResolver, normalize};
+
+    use super::*;
+
+    #[test]
+    fn generated_topics_are_valid_and_normal() {
+        let workspace = topic_workspace(3, 6, 14);
+        assert_eq!(workspace.topics, topic_workspace(3, 6, 14).topics, "same seed, same workspace");
+        let sources: MemorySources =
+            workspace.sources.files.iter().map(|f| (f.path.clone(), f.bytes.clone())).collect();
+        let resolver = SourceResolver::new(&sources);
+        let parsed = scriptorium_topic_markdown::parse_tree(&workspace.topics, &resolver, Mode::Strict);
+        assert!(parsed.violations().is_empty(), "{:?}", parsed.violations());
+        assert!(parsed.units().len() >= 6 * 14);
+        let text: String = workspace.topics.values().map(|b| String::from_utf8_lossy(b).into_owned()).collect();
+        assert!(text.contains("#^") && text.contains("; Sources: [") && text.contains("会"), "missing features");
+        let baseline = Baseline::from_units(parsed.units().to_vec());
+        let normalized = normalize(&workspace.topics, &baseline, &resolver, &NormalizeOptions::default())
+            .unwrap_or_else(|violations| panic!("{violations}"));
+        assert_eq!(normalized.files, workspace.topics);
+    }
+}

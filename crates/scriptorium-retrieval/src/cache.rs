@@ -23,8 +23,13 @@
 //! - When a source file changes, appears or vanishes, every topic file is re-read too:
 //!   a topic's citations resolve against source files, so its events depend on them.
 //! - The reference's `.scriptorium-bm25.json` is never read or written.
-//! - Failing to save is not an error: the index in memory is correct, and the next
-//!   open rebuilds; [`OpenReport::save_error`] says why.
+//! - Failing to save is not an error of [`Index::open`]: the index in memory is
+//!   correct, and the next open rebuilds; [`OpenReport::save_error`] says why.
+//! - A long-lived process keeps its index and calls [`Index::refresh`] (stat every
+//!   file, re-read the changed ones; no write) before queries and [`Index::save`] when
+//!   it likes; [`Index::open`] is load + refresh + save for one-shot callers.
+//! - Files are parsed on several threads when many changed (a rebuild); each thread
+//!   resolves citations itself, so the result does not depend on the split.
 
 pub(crate) mod codec;
 pub(crate) mod fingerprint;
@@ -32,7 +37,7 @@ mod sources;
 #[cfg(test)]
 mod tests;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -44,7 +49,7 @@ use self::codec::checksum;
 use self::fingerprint::{Fingerprint, nanos};
 use self::sources::DiskSources;
 use crate::collect::file_events;
-use crate::error::Error;
+use crate::error::{Error, ErrorCode};
 use crate::event::FileKind;
 use crate::index::{FileChange, Index};
 use crate::scan::{ListedFile, WorkspaceFile, list_files, read_failed};
@@ -76,21 +81,29 @@ pub enum CacheState {
     Rejected(String),
 }
 
-/// What [`Index::open_with_report`] did.
+/// What [`Index::open_with_report`] or [`Index::refresh`] did.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OpenReport {
-    /// Whether the cache was used.
+    /// Whether the cache was used (`Loaded` for a refresh of an open index).
     pub cache: CacheState,
-    /// Files taken from the cache without reading them.
+    /// Files kept without reading them.
     pub reused_files: usize,
     /// Files read and parsed (all of them when the cache was not used).
     pub read_files: usize,
-    /// Cached files that no longer exist.
+    /// Indexed files that no longer exist.
     pub removed_files: usize,
     /// Whether a new cache file was written.
     pub saved: bool,
     /// Why saving failed, if it did.
     pub save_error: Option<String>,
+}
+
+/// The files on disk as an index last saw them: each file's fingerprint (`None`: re-read
+/// on the next refresh), and whether the cache file is behind the index.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct DiskState {
+    pub(crate) fingerprints: BTreeMap<String, Option<Fingerprint>>,
+    pub(crate) unsaved: bool,
 }
 
 impl Index {
@@ -105,88 +118,132 @@ impl Index {
 
     /// [`Index::open`], also saying what it did with the cache.
     pub fn open_with_report(root: &Path) -> Result<(Index, OpenReport), Error> {
+        let (mut index, cache) = match load(root) {
+            Ok(index) => (index, CacheState::Loaded),
+            Err(state) => (Index::new(), state),
+        };
+        let mut report = index.refresh(root)?;
+        report.cache = cache;
+        if index.disk.unsaved {
+            match index.save(root) {
+                Ok(()) => report.saved = true,
+                Err(err) => report.save_error = Some(err.message().to_owned()),
+            }
+        }
+        Ok((index, report))
+    }
+
+    /// Bring an open index up to date with the files of the workspace at `root`: re-read
+    /// the files whose fingerprints changed (every file, for an index not read from
+    /// disk), drop the vanished ones. It does not write the cache: a long-lived process
+    /// refreshes before each query and calls [`Index::save`] when it likes.
+    ///
+    /// Errors: [`ErrorCode::ReadFailed`](crate::ErrorCode::ReadFailed).
+    pub fn refresh(&mut self, root: &Path) -> Result<OpenReport, Error> {
         let read_at = nanos(SystemTime::now());
         let listed = list_files(root)?;
         let mut report = OpenReport {
-            cache: CacheState::Missing,
+            cache: CacheState::Loaded,
             reused_files: 0,
             read_files: 0,
             removed_files: 0,
             saved: false,
             save_error: None,
         };
-        let fingerprints: BTreeMap<String, Fingerprint> = listed
+        // Taken before any file is read, so a write racing the read shows as a change next time.
+        let current: BTreeMap<String, Option<Fingerprint>> = listed
             .iter()
-            .map(|file| (file.path.clone(), Fingerprint::of(&file.meta)))
-            .filter(|(_, print)| !print.is_racy(read_at))
+            .map(|file| {
+                let print = Fingerprint::of(&file.meta);
+                (file.path.clone(), Some(print).filter(|print| !print.is_racy(read_at)))
+            })
             .collect();
-        let (index, dirty) = match load(root) {
-            Ok((mut index, stored)) => {
-                report.cache = CacheState::Loaded;
-                let changed = refresh(root, &mut index, &stored, &listed, &mut report)?;
-                let prints_moved = stored.len() != fingerprints.len()
-                    || stored.iter().any(|(path, print)| print.as_ref() != fingerprints.get(path));
-                (index, changed || prints_moved)
-            }
-            Err(state) => {
-                report.cache = state;
-                report.read_files = listed.len();
-                let files = listed.iter().map(read_file).collect::<Result<Vec<_>, _>>()?;
-                (Index::from_files(files.into_iter().flatten()), true)
-            }
-        };
-        if dirty {
-            match save(root, &index.encode(&fingerprints)) {
-                Ok(()) => report.saved = true,
-                Err(err) => report.save_error = Some(err.to_string()),
-            }
+        let stored = &self.disk.fingerprints;
+        let removed: Vec<String> = stored.keys().filter(|path| !current.contains_key(*path)).cloned().collect();
+        let mut stale: Vec<&ListedFile> = listed
+            .iter()
+            .filter(|file| stored.get(&file.path).copied().flatten() != Some(Fingerprint::of(&file.meta)))
+            .collect();
+        let sources_moved = removed.iter().any(|path| path.starts_with("sources/"))
+            || stale.iter().any(|file| file.path.starts_with("sources/"));
+        if sources_moved {
+            let topics = listed.iter().filter(|file| FileKind::of(&file.path) == Some(FileKind::Topic));
+            stale.extend(topics);
+            stale.sort_by(|a, b| a.path.cmp(&b.path));
+            stale.dedup_by(|a, b| a.path == b.path);
         }
-        Ok((index, report))
+        report.removed_files = removed.len();
+        report.read_files = stale.len();
+        report.reused_files = listed.len() - stale.len();
+        let prints_moved = *stored != current;
+        if !removed.is_empty() || !stale.is_empty() {
+            let mut changes: Vec<FileChange> = removed.into_iter().map(|path| FileChange::Remove { path }).collect();
+            changes.extend(parse_files(root, &stale)?);
+            self.apply(changes);
+            self.disk.unsaved = true;
+        }
+        self.disk.unsaved |= prints_moved;
+        self.disk.fingerprints = current;
+        Ok(report)
+    }
+
+    /// Write the cache of this index into `root`'s runtime directory (temporary file,
+    /// sync, rename), if it changed since it was loaded or last saved.
+    ///
+    /// Errors: [`ErrorCode::CacheWriteFailed`](crate::ErrorCode::CacheWriteFailed).
+    pub fn save(&mut self, root: &Path) -> Result<(), Error> {
+        if !self.disk.unsaved {
+            return Ok(());
+        }
+        let prints: BTreeMap<String, Fingerprint> =
+            self.disk.fingerprints.iter().filter_map(|(path, print)| Some((path.clone(), (*print)?))).collect();
+        save(root, &self.encode(&prints)).map_err(|err| {
+            Error::new(ErrorCode::CacheWriteFailed, format!("cannot write {CACHE_PATH}: {err}")).with_source(err)
+        })?;
+        self.disk.unsaved = false;
+        Ok(())
     }
 }
 
-/// Re-read the files whose fingerprints differ and drop the vanished ones; returns
-/// whether the index changed.
-fn refresh(
-    root: &Path,
-    index: &mut Index,
-    stored: &BTreeMap<String, Option<Fingerprint>>,
-    listed: &[ListedFile],
-    report: &mut OpenReport,
-) -> Result<bool, Error> {
-    let present: BTreeSet<&str> = listed.iter().map(|file| file.path.as_str()).collect();
-    let removed: Vec<&String> = stored.keys().filter(|path| !present.contains(path.as_str())).collect();
-    let mut stale: Vec<&ListedFile> = listed
-        .iter()
-        .filter(|file| stored.get(&file.path).copied().flatten() != Some(Fingerprint::of(&file.meta)))
-        .collect();
-    let sources_moved = removed.iter().any(|path| path.starts_with("sources/"))
-        || stale.iter().any(|file| file.path.starts_with("sources/"));
-    if sources_moved {
-        let topics = listed.iter().filter(|file| FileKind::of(&file.path) == Some(FileKind::Topic));
-        stale.extend(topics);
-        stale.sort_by(|a, b| a.path.cmp(&b.path));
-        stale.dedup_by(|a, b| a.path == b.path);
+/// Files below this count are parsed on the calling thread: a thread costs more than it saves.
+const PARALLEL_MIN_FILES: usize = 16;
+/// At most this many parsing threads.
+const MAX_THREADS: usize = 8;
+
+/// Read and parse `files` into changes, in their order, on several threads when there
+/// are many (each thread resolves citations through its own resolver, as the resolver
+/// is single-threaded; all read the same files, so the results are the same).
+fn parse_files(root: &Path, files: &[&ListedFile]) -> Result<Vec<FileChange>, Error> {
+    let threads = std::thread::available_parallelism().map_or(1, usize::from).min(MAX_THREADS);
+    if threads < 2 || files.len() < PARALLEL_MIN_FILES {
+        return parse_chunk(root, files);
     }
-    report.removed_files = removed.len();
-    report.read_files = stale.len();
-    report.reused_files = listed.len() - stale.len();
-    if removed.is_empty() && stale.is_empty() {
-        return Ok(false);
+    let chunk = files.len().div_ceil(threads);
+    let results: Vec<Result<Vec<FileChange>, Error>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = files.chunks(chunk).map(|part| scope.spawn(move || parse_chunk(root, part))).collect();
+        // A panic in a parser is a bug: pass it on unchanged rather than relabel it.
+        handles.into_iter().map(|handle| handle.join().unwrap_or_else(|bug| std::panic::resume_unwind(bug))).collect()
+    });
+    let mut changes = Vec::with_capacity(files.len());
+    for result in results {
+        changes.extend(result?);
     }
+    Ok(changes)
+}
+
+fn parse_chunk(root: &Path, files: &[&ListedFile]) -> Result<Vec<FileChange>, Error> {
     let resolver = SourceResolver::new(DiskSources::new(root));
-    let mut changes: Vec<FileChange> =
-        removed.into_iter().map(|path| FileChange::Remove { path: path.clone() }).collect();
-    for file in stale {
-        changes.push(match read_file(file)? {
-            Some(read) => {
-                FileChange::Upsert { events: file_events(&read.path, &read.bytes, &resolver), path: read.path }
-            }
-            None => FileChange::Remove { path: file.path.clone() },
-        });
-    }
-    index.apply(changes);
-    Ok(true)
+    files
+        .iter()
+        .map(|file| {
+            Ok(match read_file(file)? {
+                Some(read) => {
+                    FileChange::Upsert { events: file_events(&read.path, &read.bytes, &resolver), path: read.path }
+                }
+                None => FileChange::Remove { path: file.path.clone() },
+            })
+        })
+        .collect()
 }
 
 /// The bytes of a listed file, or `None` when it vanished since the listing.
@@ -205,7 +262,7 @@ fn runtime_dir(root: &Path) -> Option<PathBuf> {
 }
 
 /// The cached index and its fingerprints, or why there is none to use.
-fn load(root: &Path) -> Result<(Index, BTreeMap<String, Option<Fingerprint>>), CacheState> {
+fn load(root: &Path) -> Result<Index, CacheState> {
     let Some(dir) = runtime_dir(root) else { return Err(CacheState::Missing) };
     let path = dir.join(CACHE_NAME);
     match std::fs::symlink_metadata(&path) {
@@ -216,7 +273,9 @@ fn load(root: &Path) -> Result<(Index, BTreeMap<String, Option<Fingerprint>>), C
     }
     let bytes = std::fs::read(&path).map_err(|err| CacheState::Rejected(format!("cannot read: {err}")))?;
     let payload = unframe(&bytes).map_err(CacheState::Rejected)?;
-    Index::decode(payload).map_err(|damage| CacheState::Rejected(damage.0.into()))
+    let (mut index, fingerprints) = Index::decode(payload).map_err(|damage| CacheState::Rejected(damage.0.into()))?;
+    index.disk = DiskState { fingerprints, unsaved: false };
+    Ok(index)
 }
 
 /// The payload of a cache file after checking magic, version, length and checksum.

@@ -20,6 +20,8 @@ pub enum ErrorCode {
     EmbeddingUnavailable,
     /// Reading the workspace (a directory listing or an indexable file) failed.
     ReadFailed,
+    /// Writing the index cache (`.scriptorium/retrieval-index.bin`) failed.
+    CacheWriteFailed,
 }
 
 impl ErrorCode {
@@ -32,6 +34,7 @@ impl ErrorCode {
         Self::SpeakerWithEmbedding,
         Self::EmbeddingUnavailable,
         Self::ReadFailed,
+        Self::CacheWriteFailed,
     ];
 
     /// The stable string form, for example `"RETRIEVAL_BLANK_QUERY"`.
@@ -44,6 +47,7 @@ impl ErrorCode {
             Self::SpeakerWithEmbedding => "RETRIEVAL_SPEAKER_WITH_EMBEDDING",
             Self::EmbeddingUnavailable => "RETRIEVAL_EMBEDDING_UNAVAILABLE",
             Self::ReadFailed => "RETRIEVAL_READ_FAILED",
+            Self::CacheWriteFailed => "RETRIEVAL_CACHE_WRITE_FAILED",
         }
     }
 
@@ -59,7 +63,7 @@ impl ErrorCode {
             | Self::EmptyDateWindow
             | Self::SpeakerWithEmbedding => Some("INVALID_ARGUMENT"),
             Self::EmbeddingUnavailable => Some("EMBEDDING_UNAVAILABLE"),
-            Self::ReadFailed => None,
+            Self::ReadFailed | Self::CacheWriteFailed => None,
         }
     }
 }

@@ -117,6 +117,8 @@ pub struct Index {
     live_tokens: u64,
     free: usize,
     pub(crate) vectors: VectorCache,
+    /// What the files on disk looked like when last read (see `crate::cache`).
+    pub(crate) disk: crate::cache::DiskState,
 }
 
 /// The candidates of one query: a slot set with its size and total length.
@@ -346,7 +348,11 @@ impl Index {
                 .collect();
             files.push((path, events));
         }
-        *self = Index { vectors: std::mem::take(&mut self.vectors), ..Index::default() };
+        *self = Index {
+            vectors: std::mem::take(&mut self.vectors),
+            disk: std::mem::take(&mut self.disk),
+            ..Index::default()
+        };
         for (path, events) in files {
             self.insert_file(path, events);
         }

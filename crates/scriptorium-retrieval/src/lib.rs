@@ -1,11 +1,13 @@
 //! Retrieval over a Scriptorium workspace: every topic claim and source record as a
 //! [`MemoryEvent`], an inverted index with exact BM25+ scoring, filters, trust on hits,
-//! and the search API with optional embedding and hybrid ranking.
+//! the search API with optional embedding and hybrid ranking, the persistent incremental
+//! index ([`Index::open`], module `cache`), and [`grep`] over the visible files.
 //!
 //! Layer 3 of the Scriptorium workspace: it depends on `scriptorium-archive-format`
 //! (source events) and `scriptorium-topic-markdown` (topic claims). It reads the
-//! workspace through [`scan_workspace`], a stand-in for the transaction layer's read
-//! snapshot, and never writes.
+//! workspace through [`scan_workspace`] (or the stat-only walk of [`Index::refresh`]),
+//! a stand-in for the transaction layer's read snapshot. The only file it ever writes
+//! is its own cache, `.scriptorium/retrieval-index.bin` ([`CACHE_PATH`]).
 //!
 //! # Architecture invariants
 //!

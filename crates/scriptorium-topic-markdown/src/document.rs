@@ -255,7 +255,8 @@ pub fn paragraph_spans<S: AsRef<str>>(lines: &[S]) -> Vec<ParagraphSpan> {
 
 /// Classify lines into items, keeping the heading stack and the fence state.
 pub(crate) fn scan<S: AsRef<str>>(lines: &[S]) -> Vec<Item> {
-    let mut items = Vec::new();
+    // At most one item per line, and usually close to that (blank lines are items).
+    let mut items = Vec::with_capacity(lines.len());
     let mut stack: Vec<String> = Vec::new();
     let mut paragraph: Option<(usize, Vec<String>)> = None;
     let mut fence: Option<usize> = None;

@@ -167,7 +167,15 @@ impl<L: SourceLookup> SourceResolver<L> {
             return Ok(known.clone());
         }
         let resolved = match self.resolve_uncached(dir, target)? {
-            Some(id) => {
+            // Found by anchor in the archive where the id lives: `locate(id)` is that
+            // file and anchor, so the canonical link is known without building it.
+            Some((id, Some((file, anchor)))) if v2_location(&id).as_deref() == Some(file.as_str()) => {
+                let relative = relpath(&file, dir);
+                let canonical =
+                    target.strip_prefix(relative.as_str()).and_then(|r| r.strip_prefix('#')) == Some(anchor);
+                Some(Target { id, canonical })
+            }
+            Some((id, _)) => {
                 let canonical = self.relative_link(topic_path, &id)?.is_some_and(|link| link == target);
                 Some(Target { id, canonical })
             }
@@ -192,26 +200,32 @@ impl<L: SourceLookup> SourceResolver<L> {
         Ok(self.resolve_with_link(topic_path, target)?.map(|resolved| resolved.canonical))
     }
 
-    fn resolve_uncached(&self, dir: &str, target: &str) -> Result<Option<String>, SourceReadError> {
+    /// The id `target` resolves to, with the archive path and anchor when a v2
+    /// archive's frame anchor gave it.
+    fn resolve_uncached<'t>(
+        &self,
+        dir: &str,
+        target: &'t str,
+    ) -> Result<Option<(String, Option<ArchiveAnchor<'t>>)>, SourceReadError> {
         let target = strip(target);
         if is_plain_handle(target) {
-            return Ok(Some(target.to_owned()));
+            return Ok(Some((target.to_owned(), None)));
         }
         let (path, fragment) = target.split_once('#').unwrap_or((target, ""));
         if !path.is_empty() && !path.starts_with('/') {
             let joined = join_normalized(dir, path);
             if is_under_sources(&joined) {
                 let found = match &*self.file(&joined)? {
-                    SourceFile::V2 { by_anchor, .. } => by_anchor.get(fragment).cloned(),
-                    SourceFile::Plain { pairs, .. } => pairs.get(fragment).cloned(),
+                    SourceFile::V2 { by_anchor, .. } => by_anchor.get(fragment).cloned().map(|id| (id, true)),
+                    SourceFile::Plain { pairs, .. } => pairs.get(fragment).cloned().map(|id| (id, false)),
                     SourceFile::Missing | SourceFile::Unreadable(_) => None,
                 };
-                if found.is_some() {
-                    return Ok(found);
+                if let Some((id, v2)) = found {
+                    return Ok(Some((id, v2.then_some((joined, fragment)))));
                 }
             }
         }
-        Ok(d_fragment(target))
+        Ok(d_fragment(target).map(|id| (id, None)))
     }
 
     /// Where a source id lives: the v2 archive when it holds a valid frame for it,
@@ -282,6 +296,9 @@ impl<L: SourceLookup> SourceResolver<L> {
         })
     }
 }
+
+/// A v2 archive path and a frame anchor in it.
+type ArchiveAnchor<'t> = (String, &'t str);
 
 fn checked(path: &str, file: Rc<SourceFile>) -> Result<Rc<SourceFile>, SourceReadError> {
     match &*file {

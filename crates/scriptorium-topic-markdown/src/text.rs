@@ -12,12 +12,11 @@ pub(crate) use scriptorium_archive_format::text::{collapse_whitespace, is_space}
 pub fn split_lines(text: &str) -> Vec<&str> {
     // Bytes that may start a line break: the ASCII breaks, 0xC2 (U+0085) and 0xE2
     // (U+2028, U+2029). Everything else is skipped without decoding.
-    let candidate = |b: &u8| matches!(b, 0x0a..=0x0d | 0x1c..=0x1e | 0xc2 | 0xe2);
     let bytes = text.as_bytes();
     let mut lines = Vec::with_capacity(bytes.len() / 40 + 1);
     let mut start = 0;
     let mut at = 0;
-    while let Some(offset) = bytes.get(at..).and_then(|rest| rest.iter().position(candidate)) {
+    while let Some(offset) = bytes.get(at..).and_then(find_break_candidate) {
         at += offset;
         let width = match bytes.get(at..at + 3).unwrap_or_else(|| bytes.get(at..).unwrap_or_default()) {
             [b'\r', b'\n', ..] => 2,
@@ -37,6 +36,36 @@ pub fn split_lines(text: &str) -> Vec<&str> {
         lines.push(text.get(start..).unwrap_or_default());
     }
     lines
+}
+
+/// Whether a byte may start a line break: the ASCII breaks, 0xC2 (U+0085) and 0xE2
+/// (U+2028, U+2029).
+fn is_break_candidate(b: &u8) -> bool {
+    matches!(b, 0x0a..=0x0d | 0x1c..=0x1e | 0xc2 | 0xe2)
+}
+
+/// The index of the first [`is_break_candidate`] byte. Eight bytes at a time: a word
+/// with no byte below 0x1F and none equal to 0xC2 or 0xE2 is skipped whole (the
+/// bit tests never miss such a byte; a word they flag is checked byte by byte).
+fn find_break_candidate(bytes: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let has_zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGHS != 0;
+    let mut chunks = bytes.chunks_exact(8);
+    let mut base = 0;
+    for chunk in &mut chunks {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let x = u64::from_le_bytes(word);
+        let below = x.wrapping_sub(ONES * 0x1f) & !x & HIGHS != 0;
+        if (below || has_zero(x ^ (ONES * 0xc2)) || has_zero(x ^ (ONES * 0xe2)))
+            && let Some(offset) = chunk.iter().position(is_break_candidate)
+        {
+            return Some(base + offset);
+        }
+        base += 8;
+    }
+    chunks.remainder().iter().position(is_break_candidate).map(|offset| base + offset)
 }
 
 /// Whether `c` ends a line for `str.splitlines()` (the reference for the fast splitter).

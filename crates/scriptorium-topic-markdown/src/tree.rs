@@ -94,7 +94,16 @@ pub fn parse_documents<L: SourceLookup>(
     mode: Mode,
 ) -> ParsedTree {
     documents.sort_by(|a, b| component_cmp(a.path(), b.path()));
-    let mut builder = Builder { sources, mode, units: Vec::new(), seen: FastSet::default(), violations: Vec::new() };
+    // One unit per block id and alias (legacy records aside): sized once, as a 20,000
+    // block tree would otherwise regrow and copy megabytes of units.
+    let expected: usize = documents.iter().flat_map(|d| d.paragraphs()).map(|(_, p)| p.ids.len()).sum();
+    let mut builder = Builder {
+        sources,
+        mode,
+        units: Vec::with_capacity(expected),
+        seen: FastSet::with_capacity_and_hasher(expected, Default::default()),
+        violations: Vec::new(),
+    };
     for document in &documents {
         builder.document(document);
     }
@@ -281,21 +290,24 @@ impl<'d, L: SourceLookup> Builder<'_, 'd, L> {
                     continue;
                 };
                 let source = annotation(citation, claim.quote(), resolved);
-                self.push(citation, Unit {
-                    memory_id: citation.clone(),
-                    kind: UnitKind::Legacy,
-                    path: path.to_owned(),
-                    line,
-                    headings: paragraph.headings.clone(),
-                    content: claim.quote().to_owned(),
-                    evidence: Vec::new(),
-                    relation_targets: relation_targets(claim.quote()),
-                    when: source.when,
-                    source_refs: source.source_refs,
-                    source_labels: source.source_labels,
-                    source_links: source.source_links,
-                    created_order: 0,
-                });
+                self.push(
+                    citation,
+                    Unit {
+                        memory_id: citation.clone(),
+                        kind: UnitKind::Legacy,
+                        path: path.to_owned(),
+                        line,
+                        headings: paragraph.headings.clone(),
+                        content: claim.quote().to_owned(),
+                        evidence: Vec::new(),
+                        relation_targets: relation_targets(claim.quote()),
+                        when: source.when,
+                        source_refs: source.source_refs,
+                        source_labels: source.source_labels,
+                        source_links: source.source_links,
+                        created_order: 0,
+                    },
+                );
             }
         }
         if strict && !found {

@@ -349,3 +349,23 @@ fn incremental_refresh_equals_rebuild_on_seeded_workspaces() {
         }
     }
 }
+
+/// A long-lived index refreshes in memory and writes the cache only when asked.
+#[test]
+fn refresh_in_process_then_save() {
+    let ws = Workspace::new("refresh");
+    let (mut index, _) = open(&ws.root);
+    let before = std::fs::read(ws.cache()).expect("cache");
+    let topic = "topics/people/book-club.md";
+    let text = std::fs::read_to_string(ws.root.join(topic)).expect("read");
+    ws.write(topic, &text.replace("one question", "one riddle"));
+    let report = index.refresh(&ws.root).expect("refresh");
+    assert_eq!((report.read_files, report.reused_files, report.saved), (1, 4, false));
+    assert_eq!(std::fs::read(ws.cache()).expect("cache"), before, "refresh alone never writes");
+    assert_same(&index, &ws.root, &["riddle", "question"]);
+    let unchanged = index.refresh(&ws.root).expect("refresh");
+    assert_eq!(unchanged.read_files, 0);
+    index.save(&ws.root).expect("save");
+    let (_, report) = open(&ws.root);
+    assert_eq!((report.read_files, report.saved), (0, false), "the saved cache is current");
+}

@@ -8,11 +8,13 @@ use std::collections::{HashMap, HashSet};
 
 use super::Index;
 use crate::event::{FileKind, Trust};
+use crate::fxhash::FxBuildHasher;
 
 impl Index {
     /// v2 preference, then topic trust resolution, then the live totals.
     pub(super) fn resolve(&mut self) {
-        let mut v2_ids: HashSet<&str> = HashSet::new();
+        // FxHash: this runs over every event after every refresh, and ids are short.
+        let mut v2_ids: HashSet<&str, FxBuildHasher> = HashSet::default();
         for entry in self.slots.iter().flatten() {
             if entry.kind == FileKind::V2Source {
                 v2_ids.insert(&entry.event.event_id);
@@ -21,7 +23,7 @@ impl Index {
         let mut shadowed: Vec<u32> = Vec::new();
         // Source trust by id, in path order so that a repeated id resolves the same way
         // whatever order files arrived in (the last one wins, as in a Python dict).
-        let mut source_trust: HashMap<&str, Trust> = HashMap::new();
+        let mut source_trust: HashMap<&str, Trust, FxBuildHasher> = HashMap::default();
         for file in self.files.values() {
             for slot in file.range() {
                 let Some(entry) = self.slots.get(slot as usize).and_then(Option::as_ref) else { continue };
@@ -52,7 +54,7 @@ impl Index {
                 entry.event.trust_state = trust;
             }
         }
-        let shadowed: HashSet<u32> = shadowed.into_iter().collect();
+        let shadowed: HashSet<u32, FxBuildHasher> = shadowed.into_iter().collect();
         let (mut docs, mut tokens) = (0u64, 0u64);
         for (slot, entry) in (0u32..).zip(&self.slots) {
             let live = entry.is_some() && !shadowed.contains(&slot);

@@ -64,3 +64,20 @@ proptest::proptest! {
         proptest::prop_assert_eq!(split_lines(&text), naive_split(&text));
     }
 }
+
+#[test]
+fn word_skipping_finds_every_break_at_every_offset() {
+    for brk in ["\n", "\r", "\r\n", "\u{b}", "\u{c}", "\u{1c}", "\u{1d}", "\u{1e}", "\u{85}", "\u{2028}", "\u{2029}"] {
+        for at in 0..20 {
+            let text = format!("{}{brk}{}", "a".repeat(at), "b\tc d".repeat(4));
+            assert_eq!(
+                split_lines(&text),
+                vec!["a".repeat(at).as_str(), "b\tc d".repeat(4).as_str()],
+                "{brk:?} at {at}"
+            );
+        }
+    }
+    // Bytes that only look like candidates to the word test (tab, U+00E9, U+2027).
+    let text = "\t\t\t\t\t\t\t\u{e9}\u{e9}\u{e9}\u{e9}\u{2027}\u{2027}\u{2027}x";
+    assert_eq!(split_lines(text), vec![text]);
+}
