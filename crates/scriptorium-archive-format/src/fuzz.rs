@@ -119,7 +119,11 @@ fn check_shape(data: &[u8], path: &str, parsed: &Parsed<'_>) {
         }
         assert_eq!(frame.speaker_id.is_some(), frame.encoded_speaker_id.is_some());
         if let Some(encoded) = frame.encoded_speaker_id {
-            assert_eq!(decode_speaker_id(encoded).as_deref(), frame.speaker_id.as_deref(), "the speaker id is the decoded value");
+            assert_eq!(
+                decode_speaker_id(encoded).as_deref(),
+                frame.speaker_id.as_deref(),
+                "the speaker id is the decoded value"
+            );
         }
 
         assert!(frame.record_end > frame.record_start, "a record has at least one line");
@@ -249,7 +253,8 @@ fn oracle_scan<'a>(text: &'a str, path: &str) -> OracleScan<'a> {
         let meta = comment(line(c), "source-meta");
         let mut meta_line = None;
         if let Some(token) = meta {
-            let is_token = !token.is_empty() && token.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+            let is_token =
+                !token.is_empty() && token.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
             if !is_token || SourceMeta::decode_token(token).is_none() {
                 return stopped(frames, i, StopReason::InvalidSourceMeta);
             }
@@ -436,9 +441,10 @@ fn head_is_canonical(data: &[u8], frame: &Frame<'_>) -> bool {
     assert_eq!(original.len(), rendered.len(), "a re-rendered head has the same lines");
     for (was, now) in original.iter().zip(&rendered) {
         let same_count = fields::count_line(was).is_some() && fields::count_line(was) == fields::count_line(now);
-        let same_meta =
-            fields::meta_line(was).and_then(SourceMeta::decode_token).is_some_and(|m| Some(&m) == frame.meta.as_deref())
-                && fields::meta_line(now).is_some();
+        let same_meta = fields::meta_line(was)
+            .and_then(SourceMeta::decode_token)
+            .is_some_and(|m| Some(&m) == frame.meta.as_deref())
+            && fields::meta_line(now).is_some();
         assert!(was == now || same_count || same_meta, "head line {was:?} re-renders as {now:?}");
     }
     false
@@ -482,7 +488,14 @@ type FrameKey<'a> = (&'a str, Option<&'a str>, Option<String>, Option<SourceMeta
 
 fn frame_key<'a>(f: &Frame<'a>) -> FrameKey<'a> {
     let lines = [Some(f.frame_start), f.meta_line, Some(f.record_start), Some(f.record_end)];
-    (f.source_id, f.encoded_speaker_id, f.speaker_id.as_deref().map(str::to_owned), f.meta.as_deref().cloned(), lines, f.record_text)
+    (
+        f.source_id,
+        f.encoded_speaker_id,
+        f.speaker_id.as_deref().map(str::to_owned),
+        f.meta.as_deref().cloned(),
+        lines,
+        f.record_text,
+    )
 }
 
 /// The record the writer would have been given for `frame`, as far as one exists.

@@ -80,7 +80,10 @@ fn quoted_equals(raw: &str, encoded: &str) -> bool {
             rest = tail;
         } else {
             let Some((&[percent, hi, lo], tail)) = rest.split_first_chunk::<3>() else { return false };
-            if percent != b'%' || Some(&hi) != HEX.get(usize::from(b >> 4)) || Some(&lo) != HEX.get(usize::from(b & 0xf)) {
+            if percent != b'%'
+                || Some(&hi) != HEX.get(usize::from(b >> 4))
+                || Some(&lo) != HEX.get(usize::from(b & 0xf))
+            {
                 return false;
             }
             rest = tail;

@@ -58,6 +58,7 @@ mod parse;
 mod python;
 mod record;
 mod retrieval_text;
+mod scan_json;
 mod speaker;
 mod tree;
 mod trusted;

@@ -203,7 +203,9 @@ fn decode_origin_scope(object: &Map<String, Value>, token: &str) -> Option<Sourc
     };
     let capabilities: Vec<&str> =
         scope.get("capabilities")?.as_array()?.iter().map(Value::as_str).collect::<Option<_>>()?;
-    if capabilities.iter().any(|c| c.is_empty()) || capabilities.iter().zip(capabilities.iter().skip(1)).any(|(a, b)| a >= b) {
+    if capabilities.iter().any(|c| c.is_empty())
+        || capabilities.iter().zip(capabilities.iter().skip(1)).any(|(a, b)| a >= b)
+    {
         return None;
     }
     let mut canonical = String::with_capacity(160);

@@ -265,7 +265,8 @@ enum State {
 impl<'a, 'p> Frames<'a, 'p> {
     /// A scan of `text`, located at the workspace-relative `relative_path`.
     pub fn new(text: &'a str, relative_path: &'p str) -> Self {
-        let scanner = Scanner { lines: Lines { text }, relative_path, seen: HashSet::new(), metas: MetaCache::default() };
+        let scanner =
+            Scanner { lines: Lines { text }, relative_path, seen: HashSet::new(), metas: MetaCache::default() };
         Frames { scanner, state: State::Start }
     }
 

@@ -15,7 +15,6 @@ use crate::error::{CliError, CliErrorCode};
 use crate::legacy::LegacySummary;
 use crate::output::{count, print, print_json};
 use crate::relative::default_relative_path;
-use crate::scan_json::scan_json;
 
 /// Run `archive parse`.
 pub(crate) fn run(args: &ParseArgs) -> Result<Outcome, CliError> {
@@ -30,7 +29,10 @@ pub(crate) fn run(args: &ParseArgs) -> Result<Outcome, CliError> {
             ));
         }
         if args.json {
-            print_json(&scan_json(&parsed))?;
+            // The scan's own JSON, re-read so that it prints like every other report.
+            let scan: serde_json::Value = serde_json::from_str(&parsed.to_json())
+                .map_err(|err| CliError::new(CliErrorCode::Internal, format!("cannot render JSON: {err}")))?;
+            print_json(&scan)?;
         } else {
             print(&human_v2(&relative_path, &parsed))?;
         }

@@ -25,7 +25,6 @@ mod legacy;
 mod listing;
 mod output;
 mod relative;
-mod scan_json;
 mod search;
 mod source_files;
 mod topic_refs;

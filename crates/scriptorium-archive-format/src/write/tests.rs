@@ -239,7 +239,6 @@ fn one_incomplete_target_refuses_the_whole_batch() {
     let e = error_of(&[record("a", "m2", 2, "y"), record("b", "m2", 2, "y")], &tree);
     assert_eq!(e.code(), ErrorCode::IncompleteArchive);
     assert_eq!(e.message(), "invalid or truncated v2 archive: sources/openprogram/_v2/b.md");
-
 }
 
 #[test]
