@@ -6,8 +6,8 @@
 //!   `.ci/run` checks each of them alone, so that feature unification cannot hide a missing feature.
 //! - `fuzz list | run [TARGET…] [--budget 60s] | replay | merge TARGET | tmin TARGET ARTIFACT`: see `fuzz.rs`.
 //! - `bench [ARGS…]`: the criterion benchmarks of `scriptorium-benches`.
-//! - `gen-unicode-tables [--check]`: regenerate the retrieval tokenizer's frozen CPython tables (`unicode_tables.rs`).
-//! - `gen-o200k-oracle [--check]`: regenerate the o200k_base token-count oracle of derived-views (`o200k_oracle.rs`).
+//! - `gen-unicode-tables [--check]`: regenerate the retrieval tokenizer's frozen CPython tables (`generate.rs`).
+//! - `gen-o200k-oracle [--check]`: regenerate the o200k_base token-count oracle of derived-views (`generate.rs`).
 //!
 //! The tidy checks (layering, manifests, file hygiene, the error-code registry) are not a command:
 //! they are plain `#[test]`s in `tidy.rs`, so `cargo test --workspace` enforces them with no extra CI step.
@@ -20,10 +20,9 @@
 
 mod bench;
 mod fuzz;
-mod o200k_oracle;
+mod generate;
 #[cfg(test)]
 mod tidy;
-mod unicode_tables;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -125,8 +124,8 @@ fn try_main() -> anyhow::Result<()> {
         }
         Some("fuzz") => fuzz::main(&ctx, &args[1..]),
         Some("bench") => bench::main(&ctx, &args[1..]),
-        Some("gen-unicode-tables") => unicode_tables::main(&ctx, &args[1..]),
-        Some("gen-o200k-oracle") => o200k_oracle::main(&ctx, &args[1..]),
+        Some("gen-unicode-tables") => generate::UNICODE_TABLES.run(&ctx, &args[1..]),
+        Some("gen-o200k-oracle") => generate::O200K_ORACLE.run(&ctx, &args[1..]),
         Some("help" | "-h" | "--help") => {
             print!("{USAGE}");
             Ok(())

@@ -8,13 +8,13 @@
 use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use scriptorium_archive_format::{ArchiveTree, SourceRecord, parse_bytes, plan_append};
 
+use super::temp_dir::TempDir;
 use super::{Case, Outcome, diff_json};
 
 /// The decision a partial-batch difference follows (DIVERGENCES.md).
@@ -24,11 +24,11 @@ const ATOMIC_BATCH: &str = "atomic source batch (DIVERGENCES.md)";
 const REACHABLE_APPENDS: &str = "appended frames are always reachable (decision Q4)";
 
 pub(super) fn run(case: &Case) -> Outcome {
-    let workspace = match TempDir::new() {
+    let workspace = match TempDir::new("archive-write") {
         Ok(dir) => dir,
         Err(e) => return Outcome::fail(format!("cannot create a temporary workspace: {e}")),
     };
-    match check(case, &workspace.0) {
+    match check(case, workspace.path()) {
         Ok(outcome) => outcome,
         Err(why) => Outcome::Fail(why),
     }
@@ -252,28 +252,5 @@ impl ArchiveTree for FsTree {
             Err(e) => return Err(e),
         };
         entries.map(|entry| Ok(entry?.file_name().to_string_lossy().into_owned())).collect::<io::Result<_>>().map(Some)
-    }
-}
-
-/// A directory under the system temp dir, removed when dropped.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new() -> io::Result<Self> {
-        static NEXT: AtomicUsize = AtomicUsize::new(0);
-        let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let path = std::env::temp_dir().join(format!("scriptorium-archive-write-{}-{n}", std::process::id()));
-        if path.exists() {
-            std::fs::remove_dir_all(&path)?;
-        }
-        std::fs::create_dir_all(&path)?;
-        Ok(TempDir(path))
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        // Best effort: a leftover temp dir is harmless and must not hide the result.
-        let _ = std::fs::remove_dir_all(&self.0);
     }
 }

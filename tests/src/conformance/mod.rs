@@ -10,6 +10,7 @@ mod archive_write;
 mod fn_archive;
 mod retrieval;
 mod source_view;
+mod temp_dir;
 mod topic;
 mod transaction;
 mod transaction_inputs;

@@ -77,7 +77,7 @@ fn check_path_prefix(case: &Case) -> Result<(), String> {
 }
 
 /// An event in the reference's `MemoryEvent` JSON shape (no date is `""`).
-fn event_json(event: &MemoryEvent) -> Value {
+pub(super) fn event_json(event: &MemoryEvent) -> Value {
     json!({
         "authority_tier": event.authority_tier.map(AuthorityTier::as_str),
         "content": event.content,

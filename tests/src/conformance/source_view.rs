@@ -3,8 +3,10 @@
 
 use serde_json::{Value, json};
 
-use scriptorium_archive_format::{AuthorityTier, SourceEvent, legacy_speaker, source_events, trusted_source_ids};
+use scriptorium_archive_format::{legacy_speaker, source_events, trusted_source_ids};
+use scriptorium_retrieval::MemoryEvent;
 
+use super::retrieval::event_json;
 use super::{Case, Outcome, diff_json};
 
 /// Compare `expected.bm25_events` and `expected.trusted_source_ids`, when present,
@@ -12,7 +14,8 @@ use super::{Case, Outcome, diff_json};
 pub(super) fn check_source_view(case: &Case, relative_path: &str, bytes: &[u8]) -> Result<(), String> {
     let text = std::str::from_utf8(bytes).map_err(|e| format!("archive is not UTF-8: {e}"))?;
     if let Some(want) = case.expected.get("bm25_events") {
-        let got: Vec<Value> = source_events(relative_path, text).iter().map(event_json).collect();
+        let got: Vec<Value> =
+            source_events(relative_path, text).into_iter().map(|event| event_json(&MemoryEvent::from(event))).collect();
         diff_json("bm25_events", &Value::Array(got), want)?;
     }
     if let Some(want) = case.expected.get("trusted_source_ids") {
@@ -55,27 +58,4 @@ fn check_legacy_speaker(case: &Case) -> Result<(), String> {
         diff_json(&format!("results[{n}]"), &got, want)?;
     }
     Ok(())
-}
-
-/// An event in the reference's `MemoryEvent` JSON shape (no date is `""`).
-fn event_json(event: &SourceEvent) -> Value {
-    json!({
-        "authority_tier": event.authority_tier.map(AuthorityTier::as_str),
-        "content": event.content,
-        "date": event.date.as_deref().unwrap_or(""),
-        "dates": event.dates,
-        "event_id": event.event_id,
-        "headings": event.headings,
-        "line": event.line,
-        "path": event.path,
-        "principal_id": event.principal_id,
-        "refs": event.refs,
-        "speaker_display": event.speaker_display,
-        "speaker_id": event.speaker_id,
-        "speaker_kind": event.speaker_kind,
-        "speaker_label": event.speaker_label,
-        "speaker_trusted": event.speaker_trusted,
-        "trust_state": event.trust_state.as_str(),
-        "visibility": event.visibility,
-    })
 }

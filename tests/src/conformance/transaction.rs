@@ -10,14 +10,14 @@
 
 use std::collections::BTreeMap;
 use std::io;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::path::Path;
 
 use serde_json::{Value, json};
 
 use scriptorium_derived_views::DerivedViews;
 use scriptorium_transaction::{Derive, UpdateRequest, Workspace};
 
+use super::temp_dir::TempDir;
 use super::{Case, Outcome, diff_json};
 
 /// The case our decision Q1 answers differently: uncited text is rejected, not pruned.
@@ -35,11 +35,11 @@ fn derive_step(case: &Case) -> (Box<dyn Derive>, bool) {
 }
 
 pub(super) fn run(case: &Case) -> Outcome {
-    let workspace = match TempDir::new() {
+    let workspace = match TempDir::new("transaction") {
         Ok(dir) => dir,
         Err(e) => return Outcome::fail(format!("cannot create a temporary workspace: {e}")),
     };
-    check(case, &workspace.0).unwrap_or_else(Outcome::Fail)
+    check(case, workspace.path()).unwrap_or_else(Outcome::Fail)
 }
 
 fn check(case: &Case, root: &Path) -> Result<Outcome, String> {
@@ -175,27 +175,4 @@ fn copy_tree(from: &Path, to: &Path) -> io::Result<()> {
         }
     }
     Ok(())
-}
-
-/// A directory under the system temp dir, removed when dropped.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new() -> io::Result<Self> {
-        static NEXT: AtomicUsize = AtomicUsize::new(0);
-        let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let path = std::env::temp_dir().join(format!("scriptorium-transaction-{}-{n}", std::process::id()));
-        if path.exists() {
-            std::fs::remove_dir_all(&path)?;
-        }
-        std::fs::create_dir_all(&path)?;
-        Ok(TempDir(path))
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        // Best effort: a leftover temp dir is harmless and must not hide the result.
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
