@@ -113,6 +113,9 @@ pub struct Index {
     /// Slots whose event has refs (rule `source_grounded`), kept apart from the events so
     /// that a query over many candidates reads bits, not events.
     grounded: BitSet,
+    /// Per slot, [`speaker_mask`] of its speakers (rebuilt by `resolve`), so that a
+    /// speaker filter reads one word per event, not the event.
+    speaker_masks: Vec<u64>,
     live_docs: u64,
     live_tokens: u64,
     free: usize,
@@ -241,7 +244,13 @@ impl Index {
             if !selection.matches_path(path) {
                 continue;
             }
-            for (slot, entry) in self.live_slots(*file) {
+            for slot in file.range() {
+                if !self.live.contains(slot)
+                    || !selection.may_match_speaker(self.speaker_masks.get(slot as usize).copied().unwrap_or(u64::MAX))
+                {
+                    continue;
+                }
+                let Some(entry) = self.slot(slot) else { continue };
                 if selection.matches_event(&entry.event, &entry.speakers) {
                     set.set(slot, true);
                     docs += 1;

@@ -2,5 +2,6 @@
 //! (STYLE §3.8): corpus and crasher replay, property tests, and huge or hostile inputs.
 
 mod fuzz_replay;
+mod identities;
 mod limits;
 mod roundtrip;

@@ -8,6 +8,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::Index;
 use crate::event::{FileKind, Trust};
+use crate::filter::speaker_mask;
 use crate::fxhash::FxBuildHasher;
 
 impl Index {
@@ -66,5 +67,7 @@ impl Index {
         }
         self.live_docs = docs;
         self.live_tokens = tokens;
+        self.speaker_masks =
+            self.slots.iter().map(|entry| entry.as_ref().map_or(0, |entry| speaker_mask(&entry.speakers))).collect();
     }
 }

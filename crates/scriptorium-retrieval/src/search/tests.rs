@@ -155,8 +155,9 @@ fn arb_event() -> impl Strategy<Value = MemoryEvent> {
         any::<bool>(),
         prop::option::of(prop::sample::select(vec!["2024-01-02", "2019", "2024-03"])),
         any::<bool>(),
+        prop::option::of(prop::sample::select(vec!["Dave", "Erin"])),
     )
-        .prop_map(|(path, line, id, words, refs, date, pending)| {
+        .prop_map(|(path, line, id, words, refs, date, pending, speaker)| {
             let path = PATHS.get(path).copied().unwrap_or("topics/a.md");
             let content: Vec<&str> = words.iter().filter_map(|w| WORDS.get(*w).copied()).collect();
             let id = format!("id{id}");
@@ -164,6 +165,9 @@ fn arb_event() -> impl Strategy<Value = MemoryEvent> {
             event.dates = date.iter().map(|d| (*d).to_owned()).collect();
             event.date = date.map(str::to_owned);
             event.headings = if line % 2 == 0 { vec!["Garden".to_owned()] } else { Vec::new() };
+            if let Some(speaker) = speaker.filter(|_| event.is_source()) {
+                speaker.clone_into(&mut event.speaker_display);
+            }
             if pending && event.is_source() {
                 event.trust_state = Trust::Pending;
             }
@@ -188,13 +192,15 @@ fn arb_options() -> impl Strategy<Value = Bm25Options> {
         any::<bool>(),
         prop::option::of(prop::sample::select(vec!["b", "sources/p/t", "topics", "sources"])),
         prop::option::of(prop::sample::select(vec!["2024", "2024-01"])),
+        prop::option::of(prop::sample::select(vec!["dave", " DAVE ", "erin", "zed"])),
     )
-        .prop_map(|(top_k, rerank, prefix, from)| Bm25Options {
+        .prop_map(|(top_k, rerank, prefix, from, speaker)| Bm25Options {
             top_k,
             rerank,
             filters: Filters {
                 path_prefix: prefix.map(str::to_owned),
                 date_from: from.map(str::to_owned),
+                speaker: speaker.map(str::to_owned),
                 ..Filters::default()
             },
         })

@@ -23,6 +23,7 @@ mod t3_power_loss;
 mod t4_faults;
 mod t5_writers;
 mod t6_lock;
+mod t8_paths;
 
 use std::process::ExitCode;
 use std::time::Instant;
@@ -36,6 +37,7 @@ const SUITES: &[Suite] = &[
     ("t4", "I/O error injection", t4_faults::run),
     ("t5", "concurrent writers", t5_writers::run),
     ("t6", "lock semantics", t6_lock::run),
+    ("t8", "planted symbolic links", t8_paths::run),
 ];
 
 /// Filters from the command line: bare words; flags (and the value after a flag that
