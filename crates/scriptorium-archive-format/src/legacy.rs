@@ -11,7 +11,7 @@ use sha2::{Digest, Sha256};
 use crate::event::SourceEvent;
 use crate::fields::split_record_header;
 use crate::ids::{legacy_location, source_anchor};
-use crate::python::{casefold, is_space};
+use crate::python::{casefold, is_space, push_ascii_json_string};
 use crate::retrieval_text::{benchmark_refs, clean_retrieval_text};
 use crate::speaker::{SpeakerView, normalize_identity_part};
 
@@ -223,31 +223,6 @@ pub fn anonymous_event_id(path: &str, line: usize, content: &str, refs: &[String
     id
 }
 
-/// Python `json.dumps(s)` with its default `ensure_ascii=True`: short escapes for
-/// `" \ \n \r \t \b \f`, every other control and every non-ASCII character as
-/// lowercase `\uXXXX` (UTF-16 surrogate pairs above U+FFFF).
-fn push_ascii_json_string(out: &mut String, s: &str) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            ' '..='\u{7f}' => out.push(c),
-            _ => {
-                let mut units = [0u16; 2];
-                for unit in c.encode_utf16(&mut units) {
-                    out.push_str(&format!("\\u{unit:04x}"));
-                }
-            }
-        }
-    }
-    out.push('"');
-}
 
 #[cfg(test)]
 mod tests;

@@ -75,6 +75,17 @@ pub fn char_len(s: &str) -> usize {
 /// escaped, `\n \r \t \b \f` as short escapes, other C0 controls as `\u00xx`
 /// (lowercase hex), everything else raw (DEL included).
 pub(crate) fn push_json_string(out: &mut String, s: &str) {
+    push_json_escaped(out, s, false);
+}
+
+/// Python `json.dumps(s)` with its default `ensure_ascii=True`: as [`push_json_string`],
+/// but every non-ASCII character as lowercase `\uXXXX` (UTF-16 surrogate pairs above U+FFFF).
+pub(crate) fn push_ascii_json_string(out: &mut String, s: &str) {
+    push_json_escaped(out, s, true);
+}
+
+fn push_json_escaped(out: &mut String, s: &str, ascii_only: bool) {
+    use std::fmt::Write as _;
     out.push('"');
     for c in s.chars() {
         match c {
@@ -85,8 +96,13 @@ pub(crate) fn push_json_string(out: &mut String, s: &str) {
             '\t' => out.push_str("\\t"),
             '\u{8}' => out.push_str("\\b"),
             '\u{c}' => out.push_str("\\f"),
-            c if (c as u32) < 0x20 => {
-                out.push_str(&format!("\\u{:04x}", c as u32));
+            c if (c.is_ascii() && !c.is_ascii_control()) || c == '\u{7f}' => out.push(c),
+            c if ascii_only || (c as u32) < 0x20 => {
+                let mut units = [0u16; 2];
+                for unit in c.encode_utf16(&mut units) {
+                    // Writing to a String cannot fail.
+                    let _ = write!(out, "\\u{unit:04x}");
+                }
             }
             c => out.push(c),
         }
