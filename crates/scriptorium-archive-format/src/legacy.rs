@@ -223,6 +223,5 @@ pub fn anonymous_event_id(path: &str, line: usize, content: &str, refs: &[String
     id
 }
 
-
 #[cfg(test)]
 mod tests;
