@@ -9,7 +9,7 @@ use scriptorium_transaction::{Derive, DerivedFiles, RuntimeState};
 
 use crate::core_render::{CORE_TOKEN_BUDGET, CoreReport, render_core};
 use crate::error::{Error, ErrorCode};
-use crate::migrate::{ROOT_CORE, TOPIC_CORE};
+use crate::migrate::{ROOT_CORE, TOPIC_CORE, migrate_root_core};
 use crate::order::assign_creation_order;
 use crate::recent::{RECENT_LIMIT, render_recent};
 use crate::relations::render_relations;
@@ -113,6 +113,10 @@ impl Derive for DerivedViews {
                 .with_path(error.path())
                 .with_detail("views_code", error.code().as_str())
         })
+    }
+
+    fn promote(&self, staged: &BTreeMap<String, Vec<u8>>) -> BTreeMap<String, Vec<u8>> {
+        migrate_root_core(staged)
     }
 }
 

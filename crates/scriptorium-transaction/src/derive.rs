@@ -20,6 +20,14 @@ pub trait Derive {
     /// `<runtime-dir>/runtime.json` (whose creation order it updates, keeping every
     /// other key). Returning an error rejects the transaction.
     fn derive(&self, staged: &BTreeMap<String, Vec<u8>>, runtime_dir: &str) -> Result<DerivedFiles, Error>;
+
+    /// The install-time promotion pass (spec 01 §7.3), run on the same staged tree before
+    /// [`derive`](Derive::derive): new topic files to add to the stage, such as
+    /// `topics/core.md` promoted from a hand-written root `core.md`. Only paths under
+    /// `topics/` that the stage does not hold are accepted. The default promotes nothing.
+    fn promote(&self, _staged: &BTreeMap<String, Vec<u8>>) -> BTreeMap<String, Vec<u8>> {
+        BTreeMap::new()
+    }
 }
 
 /// No derived views: for callers that maintain none (tests of the transaction alone,
