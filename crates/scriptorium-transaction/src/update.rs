@@ -129,8 +129,9 @@ impl Workspace {
         })
     }
 
-    /// The derive step: hand the whole staged tree to `derive` and add what it returns
-    /// (where it differs from the committed bytes) to `changes`.
+    /// The derive step: run the promotion pass on the whole staged tree, then hand it to
+    /// `derive` and add what both return (where it differs from the committed bytes) to
+    /// `changes`.
     fn derive_into(
         &self,
         derive: &dyn Derive,
@@ -150,6 +151,18 @@ impl Workspace {
             }
         }
         staged.extend(committed_derived.iter().map(|(path, bytes)| (path.clone(), bytes.clone())));
+        // Install-time promotion (spec 01 §7.3): new topic files only, derived with the rest.
+        for (path, bytes) in derive.promote(&staged) {
+            if !path.starts_with("topics/") || staged.contains_key(&path) {
+                return Err(Error::new(
+                    ErrorCode::InvalidArgument,
+                    "the promotion pass wrote an existing or non-topic path",
+                )
+                .with_path(path));
+            }
+            changes.insert(path.clone(), Some(bytes.clone()));
+            staged.insert(path, bytes);
+        }
         for (path, bytes) in derive.derive(&staged, self.runtime_dir_name())? {
             let allowed = DERIVED_FILES.contains(&path.as_str())
                 || path.starts_with("timeline/")
