@@ -8,6 +8,10 @@ use std::collections::BTreeMap;
 
 use crate::error::Error;
 
+/// The `core.md` render report in the runtime directory, which the derive step may write
+/// (tokens used, budget, blocks left out), so that a person can read why a block is missing.
+pub const CORE_REPORT_FILE: &str = "core-report.json";
+
 /// Derived files to write: workspace-relative path → new bytes, or `None` to remove.
 pub type DerivedFiles = BTreeMap<String, Option<Vec<u8>>>;
 
@@ -18,7 +22,8 @@ pub trait Derive {
     /// `<runtime-dir>/runtime.json` when it exists), return the derived files to write or
     /// remove: `core.md`, `timeline/**`, `recent_events.jsonl`, `relations.json` and
     /// `<runtime-dir>/runtime.json` (whose creation order it updates, keeping every
-    /// other key). Returning an error rejects the transaction.
+    /// other key) and `<runtime-dir>/`[`CORE_REPORT_FILE`]. Returning an error rejects the
+    /// transaction.
     fn derive(&self, staged: &BTreeMap<String, Vec<u8>>, runtime_dir: &str) -> Result<DerivedFiles, Error>;
 
     /// The install-time promotion pass (spec 01 §7.3), run on the same staged tree before

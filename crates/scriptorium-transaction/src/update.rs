@@ -21,7 +21,7 @@ use std::path::Path;
 use scriptorium_archive_format::{ErrorCode as ArchiveCode, plan_append};
 use scriptorium_topic_markdown::{Baseline, Mode, NormalizeOptions, Removal, SourceResolver, normalize, parse_tree};
 
-use crate::derive::Derive;
+use crate::derive::{CORE_REPORT_FILE, Derive};
 use crate::error::{Error, ErrorCode};
 use crate::evidence::evidence_records;
 use crate::history::History;
@@ -145,7 +145,8 @@ impl Workspace {
         staged.extend(topics.iter().map(|(path, bytes)| (path.clone(), bytes.clone())));
         let mut committed_derived = read_tree(vfs, "timeline")?;
         let runtime_state = self.runtime_state_path();
-        for path in DERIVED_FILES.iter().copied().chain([runtime_state.as_str()]) {
+        let core_report = format!("{}/{CORE_REPORT_FILE}", self.runtime_dir_name());
+        for path in DERIVED_FILES.iter().copied().chain([runtime_state.as_str(), core_report.as_str()]) {
             if let Ok(bytes) = vfs.read(Path::new(path)) {
                 committed_derived.insert(path.to_owned(), bytes);
             }
@@ -166,7 +167,8 @@ impl Workspace {
         for (path, bytes) in derive.derive(&staged, self.runtime_dir_name())? {
             let allowed = DERIVED_FILES.contains(&path.as_str())
                 || path.starts_with("timeline/")
-                || path == format!("{}/{RUNTIME_STATE_FILE}", self.runtime_dir_name());
+                || path == format!("{}/{RUNTIME_STATE_FILE}", self.runtime_dir_name())
+                || path == format!("{}/{CORE_REPORT_FILE}", self.runtime_dir_name());
             if !allowed {
                 return Err(
                     Error::new(ErrorCode::InvalidArgument, "the derive step wrote a non-derived path").with_path(path)
