@@ -14,6 +14,8 @@ pub const ENV: &str = "SCRIPTORIUM_CRASH_AT";
 /// Every crash point, in protocol order (docs/durability.md describes each).
 pub const POINTS: &[&str] = &[
     "lock.acquired",
+    "derive.built",
+    "history.objects_written",
     "stage.after_write",
     "stage.after_fsync",
     "journal.manifest_synced",
@@ -21,6 +23,8 @@ pub const POINTS: &[&str] = &[
     "install.after_rename",
     "install.synced",
     "cleanup.uncommitted",
+    "history.before_publish",
+    "history.published",
     "recovery.start",
     "recovery.after_rename",
     "recovery.synced",

@@ -102,12 +102,15 @@ impl Workspace {
             changes.insert(path.clone(), Some(bytes.clone()));
         }
         self.derive_into(derive, &normalized.files, &planned, &mut changes)?;
+        crate::crashpoint!("derive.built");
 
         let prepared = match &history {
             Some(history) => history.prepare(&request.commit_message, &changes)?,
             None => None,
         };
+        crate::crashpoint!("history.objects_written");
         let installed = self.install(&lock, &changes)?;
+        crate::crashpoint!("history.before_publish");
         let (git_committed, git_commit) = match prepared.map(|commit| commit.publish()).transpose() {
             Ok(id) => (id.is_some(), id),
             Err(error) if request.git_commit == GitMode::On => {
@@ -116,6 +119,7 @@ impl Workspace {
             // `auto`: the memory is installed; history catches up at the next commit.
             Err(_) => (false, None),
         };
+        crate::crashpoint!("history.published");
         drop(lock);
         Ok(UpdateResult {
             revision: self.revision()?,
