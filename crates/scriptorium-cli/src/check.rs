@@ -1,14 +1,17 @@
 //! `scriptorium check`: a read-only health report of a workspace, made of sections.
 //!
 //! Each [`Section`] checks one part of the workspace and renders itself for humans and
-//! as JSON: `archives` (every source archive scanned) and `topics` (every topic file
-//! and citation validated against those archives). The check fails when any section does.
+//! as JSON: `archives` (every source archive scanned), `topics` (every topic file
+//! and citation validated against those archives) and `views` (derived views compared
+//! with a fresh build, `VIEWS_DRIFT`; left out where no view was ever built). The check
+//! fails when any section does.
 
 use serde_json::{Map, Value};
 
 use crate::Outcome;
 use crate::archives::ArchivesSection;
 use crate::cli::CheckArgs;
+use crate::drift::ViewsSection;
 use crate::error::CliError;
 use crate::output::{print, print_json};
 use crate::topics::TopicsSection;
@@ -18,6 +21,11 @@ use crate::workspace::Workspace;
 pub(crate) trait Section {
     /// The section's key in the JSON report and its title for humans.
     fn name(&self) -> &'static str;
+    /// Whether the section has anything to say about this workspace; a section that
+    /// does not apply is left out of both reports.
+    fn applies(&self) -> bool {
+        true
+    }
     /// Whether the section found a problem that fails the check (exit status 1).
     fn failed(&self) -> bool;
     /// The section as a JSON object (it always carries `"ok"`).
@@ -29,13 +37,27 @@ pub(crate) trait Section {
 /// Run `check`.
 pub(crate) fn run(args: &CheckArgs) -> Result<Outcome, CliError> {
     let workspace = Workspace::locate(args.workspace.as_deref())?;
-    if args.repair
-        && let Some(outcome) = crate::transaction::repair(&workspace.root)?
-    {
-        return Ok(outcome);
+    if args.repair {
+        if let Some(outcome) = crate::transaction::repair(&workspace.root)? {
+            return Ok(outcome);
+        }
+        match crate::drift::repair(&workspace.root)? {
+            Ok(rebuilt) if rebuilt.is_empty() => {}
+            Ok(rebuilt) => eprintln!("repair: rebuilt derived views: {}", rebuilt.join(", ")),
+            Err(error) => {
+                // One line, as for every refused transaction; the check below still runs.
+                let message = error.to_string();
+                let message = message.strip_prefix(&format!("{}: ", error.code())).unwrap_or(&message);
+                eprintln!("error[{}]: rebuilding derived views: {}", error.code(), one_line(message));
+            }
+        }
     }
-    let sections: Vec<Box<dyn Section>> =
-        vec![Box::new(ArchivesSection::scan(&workspace)), Box::new(TopicsSection::scan(&workspace))];
+    let mut sections: Vec<Box<dyn Section>> = vec![
+        Box::new(ArchivesSection::scan(&workspace)),
+        Box::new(TopicsSection::scan(&workspace)),
+        Box::new(ViewsSection::scan(&workspace.root)),
+    ];
+    sections.retain(|section| section.applies());
     let failed = sections.iter().any(|s| s.failed());
     if args.json {
         let mut report = Map::new();
@@ -56,4 +78,8 @@ pub(crate) fn run(args: &CheckArgs) -> Result<Outcome, CliError> {
         print(&out)?;
     }
     Ok(if failed { Outcome::Findings } else { Outcome::Clean })
+}
+
+fn one_line(text: &str) -> String {
+    text.chars().map(|c| if c == '\n' || c == '\r' { ' ' } else { c }).collect()
 }

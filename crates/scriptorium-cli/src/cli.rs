@@ -27,6 +27,17 @@ pub(crate) enum Command {
     /// Exit status: 0 when every v2 archive is complete and every topic file valid, 1
     /// when not (or a file cannot be read), 2 on bad usage or input.
     Check(CheckArgs),
+    /// Show the workspace at a glance: revision, topic and source file counts, the last
+    /// `core.md` render report (tokens used of the budget, blocks left out and why),
+    /// whether the derived views are in step with the topics, and the history head.
+    ///
+    /// Exit status: 0 (drift is shown, not a failure), 2 on bad usage or an unreadable workspace.
+    Status(StatusArgs),
+    /// Print `core.md` as a render of the current `topics/core.md` would make it now,
+    /// followed by the render report (tokens used, budget, blocks left out and why).
+    ///
+    /// Exit status: 0 (also when there is no `topics/core.md`), 2 on bad usage or an unreadable workspace.
+    Core(CoreArgs),
     /// Search topics and sources with BM25 (the persistent index in
     /// `.scriptorium/retrieval-index.bin`, refreshed from the files first).
     ///
@@ -90,9 +101,10 @@ pub(crate) struct CheckArgs {
     /// Print the report as JSON.
     #[arg(long)]
     pub(crate) json: bool,
-    /// Repair before checking: recover an interrupted install, and move the unreadable
+    /// Repair before checking: recover an interrupted install, move the unreadable
     /// tail of every incomplete v2 archive to `.scriptorium/quarantine/`, truncating the
-    /// archive to its valid prefix (nothing is deleted).
+    /// archive to its valid prefix (nothing is deleted), and rebuild derived views that
+    /// are out of step with the topics, as one transaction.
     #[arg(long)]
     pub(crate) repair: bool,
 }
@@ -146,6 +158,28 @@ pub(crate) struct RestoreArgs {
     /// Topic files or directories to restore (default: all of `topics/`).
     pub(crate) paths: Vec<String>,
     /// Print the result as JSON.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+/// Arguments of `status`.
+#[derive(Debug, Args)]
+pub(crate) struct StatusArgs {
+    /// The workspace root (default as for `check`).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) workspace: Option<PathBuf>,
+    /// Print the status as JSON.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+/// Arguments of `core`.
+#[derive(Debug, Args)]
+pub(crate) struct CoreArgs {
+    /// The workspace root (default as for `check`).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) workspace: Option<PathBuf>,
+    /// Print the rendered text and the report as JSON.
     #[arg(long)]
     pub(crate) json: bool,
 }

@@ -5,8 +5,9 @@
 //!
 //! # Architecture invariants
 //!
-//! - Read-only: no verb here writes memory files; `search` writes only its own index
-//!   cache inside the runtime directory (`.scriptorium/retrieval-index.bin`).
+//! - Reading verbs (`check`, `status`, `core`, `search`, `grep`, `archive parse`) write
+//!   no memory file; `search` writes only its own index cache inside the runtime
+//!   directory. Every write (`update`, `restore`, `check --repair`) is one transaction.
 //! - Every failure is one stderr line `error[CODE]: message` with a stable `CLI_*`
 //!   code (docs/error-codes.md) and exit status 2; findings (an incomplete archive, a
 //!   topic violation, a rejected transaction as `error[CONTRACT_CODE]: message`) are
@@ -19,6 +20,8 @@ mod archive_parse;
 mod archives;
 mod check;
 mod cli;
+mod core_cmd;
+mod drift;
 mod error;
 mod grep;
 mod legacy;
@@ -27,9 +30,11 @@ mod output;
 mod relative;
 mod search;
 mod source_files;
+mod status;
 mod topic_refs;
 mod topics;
 mod transaction;
+mod views;
 mod workspace;
 
 use std::process::ExitCode;
@@ -76,6 +81,8 @@ fn run(cli: Cli) -> Result<Outcome, CliError> {
     match cli.command {
         Command::Archive(ArchiveCommand::Parse(args)) => archive_parse::run(&args),
         Command::Check(args) => check::run(&args),
+        Command::Status(args) => status::run(&args),
+        Command::Core(args) => core_cmd::run(&args),
         Command::Update(args) => transaction::update(&args),
         Command::History(args) => transaction::history(&args),
         Command::Restore(args) => transaction::restore(&args),

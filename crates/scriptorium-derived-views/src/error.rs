@@ -63,6 +63,20 @@ impl Error {
     }
 }
 
+impl Error {
+    /// The error as the transaction reports it from the derive step, the views code kept
+    /// as the `views_code` detail.
+    pub(crate) fn into_transaction(self) -> scriptorium_transaction::Error {
+        let code = match self.code {
+            ErrorCode::NotUtf8 => scriptorium_transaction::ErrorCode::InvalidTopicFormat,
+            ErrorCode::SourceUnreadable => scriptorium_transaction::ErrorCode::Io,
+        };
+        scriptorium_transaction::Error::new(code, self.to_string())
+            .with_path(self.path())
+            .with_detail("views_code", self.code.as_str())
+    }
+}
+
 impl std::fmt::Display for Error {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}: {}: {}", self.code, self.path, self.message)

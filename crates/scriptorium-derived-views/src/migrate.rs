@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 
 use scriptorium_topic_markdown::{MemorySources, Mode, SourceResolver, parse_tree};
+use scriptorium_transaction::{CORE_REPORT_FILE, LEGACY_RUNTIME_DIR, RUNTIME_DIR};
 
 use crate::paths::{retarget_links, root_to_topics};
 
@@ -13,12 +14,20 @@ pub const ROOT_CORE: &str = "core.md";
 
 /// The files to write when the stage has a root `core.md` but no `topics/core.md`:
 /// `topics/core.md` = the root text with its links moved from the root to `topics/`,
-/// not normalized. Empty when there is nothing to migrate, or when the whole topic tree
+/// not normalized. Empty when there is nothing to migrate (also when a committed
+/// `core-report.json` shows the root file was rendered, not hand-written), or when the whole topic tree
 /// with the new file does not parse strictly: the root file then stays as it is (it
 /// survives renders, having no master).
 pub fn migrate_root_core(staged: &BTreeMap<String, Vec<u8>>) -> BTreeMap<String, Vec<u8>> {
     let mut out = BTreeMap::new();
-    if staged.contains_key(TOPIC_CORE) {
+    // A core report in the runtime directory means the root file was rendered from a
+    // master that this edit deletes: it is not hand-written, and must not come back.
+    let rendered = staged.keys().any(|path| {
+        [RUNTIME_DIR, LEGACY_RUNTIME_DIR]
+            .iter()
+            .any(|dir| path.strip_prefix(dir).and_then(|p| p.strip_prefix('/')) == Some(CORE_REPORT_FILE))
+    });
+    if rendered || staged.contains_key(TOPIC_CORE) {
         return out;
     }
     let Some(root) = staged.get(ROOT_CORE).and_then(|bytes| std::str::from_utf8(bytes).ok()) else {
@@ -71,5 +80,9 @@ mod tests {
         assert!(migrate_root_core(&stage(&[(ROOT_CORE, "just prose, no block id\n")])).is_empty());
         assert!(migrate_root_core(&stage(&[(TOPIC_CORE, "# Core\n"), (ROOT_CORE, "# Core\n")])).is_empty());
         assert!(migrate_root_core(&stage(&[])).is_empty());
+        let rendered = vector_file(ROOT_CORE);
+        let staged =
+            stage(&[(ROOT_CORE, &rendered), (SOURCE, &vector_file(SOURCE)), (".scriptorium/core-report.json", "{}")]);
+        assert!(migrate_root_core(&staged).is_empty());
     }
 }

@@ -1,5 +1,7 @@
 //! `recent_events.jsonl`: the last units by creation order (spec 01 §8.2).
 
+use std::borrow::Borrow;
+
 use scriptorium_topic_markdown::Unit;
 
 use crate::json::{string, string_list};
@@ -15,8 +17,9 @@ pub fn recent_limit_from_config(value: i64) -> usize {
 
 /// The file's bytes: the last `limit` of `units` by `rank`, oldest first, one JSON
 /// object a line. A stable sort keeps parse order between equal ranks.
-pub fn render_recent(units: &[Unit], rank: impl Fn(&str) -> i64, limit: usize) -> String {
-    let mut ranked: Vec<(i64, &Unit)> = units.iter().map(|unit| (rank(&unit.memory_id), unit)).collect();
+pub fn render_recent<U: Borrow<Unit>>(units: &[U], rank: impl Fn(&str) -> i64, limit: usize) -> String {
+    let mut ranked: Vec<(i64, &Unit)> =
+        units.iter().map(Borrow::borrow).map(|unit| (rank(&unit.memory_id), unit)).collect();
     ranked.sort_by_key(|(order, _)| *order);
     let skip = ranked.len().saturating_sub(limit);
     let mut out = String::new();

@@ -1,6 +1,7 @@
 //! `timeline/`: one file per evidence time, rebuilt whole on every install
 //! (spec 01 §8.1).
 
+use std::borrow::Borrow;
 use std::collections::BTreeMap;
 
 use scriptorium_topic_markdown::{PartialDate, Unit, UnitKind};
@@ -9,57 +10,80 @@ use crate::paths::{normpath, parent, relpath};
 use crate::pyspace::rstrip;
 
 /// One timeline entry before sorting.
-struct Entry {
+#[derive(Debug)]
+pub(crate) struct Entry {
     first_ref: String,
     memory_id: String,
     text: String,
 }
 
+/// The timeline entries of one unit: (timeline file path, entry), in evidence order.
+pub(crate) type UnitEntries = Vec<(String, Entry)>;
+
 /// Every timeline file: workspace-relative path (`timeline/2024/03/15.md`) → bytes.
-pub fn render_timeline(units: &[Unit]) -> BTreeMap<String, String> {
-    let mut files: BTreeMap<String, Vec<Entry>> = BTreeMap::new();
-    for unit in units {
-        let mut dated = false;
-        for evidence in &unit.evidence {
-            let Some(when) = evidence.when.as_deref().filter(|when| PartialDate::parse(when).is_some()) else {
-                continue;
-            };
-            dated = true;
-            let labels = if evidence.source_labels.len() == evidence.source_refs.len() {
-                &evidence.source_labels
-            } else {
-                &evidence.source_refs
-            };
-            let sources: Vec<(&str, &str)> =
-                labels.iter().zip(&evidence.source_links).map(|(l, t)| (l.as_str(), t.as_str())).collect();
-            push(&mut files, unit, when, &evidence.quote, evidence.source_refs.first(), &sources);
-        }
-        // Legacy units carry their time on the unit, not on an annotation.
-        if !dated
-            && unit.kind == UnitKind::Legacy
-            && let Some(when) = unit.when.as_deref().filter(|when| PartialDate::parse(when).is_some())
-        {
-            let sources: Vec<(&str, &str)> =
-                unit.source_labels.iter().zip(&unit.source_links).map(|(l, t)| (l.as_str(), t.as_str())).collect();
-            push(&mut files, unit, when, &unit.content, unit.source_refs.first(), &sources);
-        }
+pub fn render_timeline<U: Borrow<Unit>>(units: &[U]) -> BTreeMap<String, String> {
+    let entries: Vec<UnitEntries> = units.iter().map(|unit| unit_entries(unit.borrow())).collect();
+    assemble(entries.iter().flatten().map(|(path, entry)| (path.as_str(), entry)))
+}
+
+/// The entries `unit` contributes, which depend on nothing but the unit (so a cache can
+/// keep them with the parsed file).
+pub(crate) fn unit_entries(unit: &Unit) -> UnitEntries {
+    let mut files = UnitEntries::new();
+    let mut dated = false;
+    for evidence in &unit.evidence {
+        let Some(when) = evidence.when.as_deref().filter(|when| PartialDate::parse(when).is_some()) else {
+            continue;
+        };
+        dated = true;
+        let labels = if evidence.source_labels.len() == evidence.source_refs.len() {
+            &evidence.source_labels
+        } else {
+            &evidence.source_refs
+        };
+        let sources: Vec<(&str, &str)> =
+            labels.iter().zip(&evidence.source_links).map(|(l, t)| (l.as_str(), t.as_str())).collect();
+        push(&mut files, unit, when, &evidence.quote, evidence.source_refs.first(), &sources);
+    }
+    // Legacy units carry their time on the unit, not on an annotation.
+    if !dated
+        && unit.kind == UnitKind::Legacy
+        && let Some(when) = unit.when.as_deref().filter(|when| PartialDate::parse(when).is_some())
+    {
+        let sources: Vec<(&str, &str)> =
+            unit.source_labels.iter().zip(&unit.source_links).map(|(l, t)| (l.as_str(), t.as_str())).collect();
+        push(&mut files, unit, when, &unit.content, unit.source_refs.first(), &sources);
+    }
+    files
+}
+
+/// The timeline files from every entry in unit order: grouped by path, each group
+/// stably sorted by (first source ref, memory id), joined as spec 01 §8.1 says.
+pub(crate) fn assemble<'e>(entries: impl Iterator<Item = (&'e str, &'e Entry)>) -> BTreeMap<String, String> {
+    let mut files: BTreeMap<&str, Vec<&Entry>> = BTreeMap::new();
+    for (path, entry) in entries {
+        files.entry(path).or_default().push(entry);
     }
     files
         .into_iter()
         .map(|(path, mut entries)| {
             let when = path.trim_start_matches("timeline/").trim_end_matches(".md").replace('/', "-");
             entries.sort_by(|a, b| (&a.first_ref, &a.memory_id).cmp(&(&b.first_ref, &b.memory_id)));
-            let mut parts = vec![format!("# {when}\n")];
-            parts.extend(entries.into_iter().map(|entry| format!("{}\n", entry.text)));
-            let mut text = rstrip(&parts.join("\n")).to_owned();
+            let mut text = format!("# {when}\n");
+            for entry in entries {
+                text.push('\n');
+                text.push_str(&entry.text);
+                text.push('\n');
+            }
+            let mut text = rstrip(&text).to_owned();
             text.push('\n');
-            (path, text)
+            (path.to_owned(), text)
         })
         .collect()
 }
 
 fn push(
-    files: &mut BTreeMap<String, Vec<Entry>>,
+    files: &mut UnitEntries,
     unit: &Unit,
     when: &str,
     quote: &str,
@@ -81,9 +105,8 @@ fn push(
         }
         text.push(')');
     }
-    files.entry(path).or_default().push(Entry {
-        first_ref: first_ref.cloned().unwrap_or_default(),
-        memory_id: unit.memory_id.clone(),
-        text,
-    });
+    files.push((
+        path,
+        Entry { first_ref: first_ref.cloned().unwrap_or_default(), memory_id: unit.memory_id.clone(), text },
+    ));
 }

@@ -1,19 +1,19 @@
 //! [`DerivedViews`]: the derive step the transaction runs inside the stage, so topics and
 //! views install in one atomic step (decision "derived views timing").
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
-use scriptorium_archive_format::trusted_source_ids;
-use scriptorium_topic_markdown::{MemorySources, Mode, SourceResolver, Unit, parse_tree};
-use scriptorium_transaction::{Derive, DerivedFiles, RuntimeState};
+use scriptorium_transaction::{Derive, DerivedFiles};
 
-use crate::core_render::{CORE_TOKEN_BUDGET, CoreReport, render_core};
-use crate::error::{Error, ErrorCode};
-use crate::migrate::{ROOT_CORE, TOPIC_CORE, migrate_root_core};
-use crate::order::assign_creation_order;
-use crate::recent::{RECENT_LIMIT, render_recent};
-use crate::relations::render_relations;
-use crate::timeline::render_timeline;
+use crate::cache::ViewsCache;
+use crate::core_render::{CORE_TOKEN_BUDGET, CoreReport};
+use crate::error::Error;
+use crate::migrate::migrate_root_core;
+use crate::recent::RECENT_LIMIT;
+
+/// The stable code of a derived view out of step with its topics (docs/error-codes.md):
+/// a finding of `scriptorium check`, listed with [`Derived::drift`]; never an error.
+pub const DRIFT_CODE: &str = "VIEWS_DRIFT";
 
 /// The derived-view builder and its options.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -40,61 +40,32 @@ pub struct Derived {
 }
 
 impl DerivedViews {
-    /// Build every derived view of `staged` (see [`Derive::derive`]).
+    /// Build every derived view of `staged` from scratch (see [`Derive::derive`]): what a
+    /// fresh [`ViewsCache`] builds. Besides the views it writes the render report
+    /// `<runtime-dir>/core-report.json` when `topics/core.md` exists and removes it when
+    /// not; a root `core.md` with no master is left alone unless that report shows it was
+    /// rendered from one (spec 01 §7.1).
     ///
     /// # Errors
-    /// [`ErrorCode::NotUtf8`] for a topic or runtime file that is not UTF-8,
-    /// [`ErrorCode::SourceUnreadable`] when a citation's archive cannot be read.
+    /// [`ErrorCode::NotUtf8`](crate::ErrorCode::NotUtf8) for a topic or runtime file that
+    /// is not UTF-8, [`ErrorCode::SourceUnreadable`](crate::ErrorCode::SourceUnreadable) when a citation's archive cannot be read.
     pub fn build(&self, staged: &BTreeMap<String, Vec<u8>>, runtime_dir: &str) -> Result<Derived, Error> {
-        let topics: Vec<(&String, &Vec<u8>)> =
-            staged.iter().filter(|(path, _)| path.starts_with("topics/") && path.ends_with(".md")).collect();
-        for (path, bytes) in &topics {
-            if std::str::from_utf8(bytes).is_err() {
-                return Err(Error::new(ErrorCode::NotUtf8, path.as_str(), "topic file is not UTF-8"));
-            }
-        }
-        let sources: MemorySources = staged
+        ViewsCache::new(*self).build(staged, runtime_dir)
+    }
+}
+
+impl Derived {
+    /// The workspace paths (`core.md`, `timeline/**`, `recent_events.jsonl`,
+    /// `relations.json`) whose bytes in `current` differ from this build, sorted: the
+    /// views a crash or a hand edit left out of step. Runtime-directory files are not
+    /// views and are not listed.
+    pub fn drift(&self, current: &BTreeMap<String, Vec<u8>>) -> Vec<String> {
+        self.files
             .iter()
-            .filter(|(path, _)| path.starts_with("sources/"))
-            .map(|(p, b)| (p.clone(), b.clone()))
-            .collect();
-        let resolver = SourceResolver::new(sources);
-        let (_, units, violations) = parse_tree(topics.iter().copied(), &resolver, Mode::Strict).into_parts();
-        if let Some(read) =
-            violations.iter().find(|v| v.code() == scriptorium_topic_markdown::ErrorCode::SourceReadFailed)
-        {
-            return Err(Error::new(ErrorCode::SourceUnreadable, read.file(), read.to_string()));
-        }
-
-        let mut files = DerivedFiles::new();
-        let mut core_report = None;
-        if let Some(core) = staged.get(TOPIC_CORE) {
-            let text =
-                std::str::from_utf8(core).map_err(|_| Error::new(ErrorCode::NotUtf8, TOPIC_CORE, "not UTF-8"))?;
-            // A tree that does not parse has no reliable citations: nothing counts as pending.
-            let pending = if violations.is_empty() { pending_core_blocks(staged, &units) } else { BTreeSet::new() };
-            let render = render_core(text, &pending, self.core_budget);
-            files.insert(ROOT_CORE.to_owned(), Some(render.text.into_bytes()));
-            core_report = Some(render.report);
-        }
-
-        let runtime_path = format!("{runtime_dir}/runtime.json");
-        let mut state = staged.get(&runtime_path).map(|bytes| RuntimeState::parse(bytes)).unwrap_or_default();
-        assign_creation_order(&mut state, &units);
-
-        // The timeline is deleted and recreated whole: every old file not rebuilt goes.
-        let timeline = render_timeline(&units);
-        for path in staged.keys().filter(|path| path.starts_with("timeline/") && !timeline.contains_key(*path)) {
-            files.insert(path.clone(), None);
-        }
-        for (path, text) in timeline {
-            files.insert(path, Some(text.into_bytes()));
-        }
-        let recent = render_recent(&units, |id| state.rank(id).unwrap_or(i64::MAX), self.recent_limit);
-        files.insert("recent_events.jsonl".to_owned(), Some(recent.into_bytes()));
-        files.insert("relations.json".to_owned(), Some(render_relations(&units).into_bytes()));
-        files.insert(runtime_path, Some(state.to_bytes()));
-        Ok(Derived { files, core_report })
+            .filter(|(path, _)| !path.starts_with('.'))
+            .filter(|(path, bytes)| current.get(*path) != bytes.as_ref())
+            .map(|(path, _)| path.clone())
+            .collect()
     }
 }
 
@@ -104,15 +75,7 @@ impl Derive for DerivedViews {
         staged: &BTreeMap<String, Vec<u8>>,
         runtime_dir: &str,
     ) -> Result<DerivedFiles, scriptorium_transaction::Error> {
-        self.build(staged, runtime_dir).map(|derived| derived.files).map_err(|error| {
-            let code = match error.code() {
-                ErrorCode::NotUtf8 => scriptorium_transaction::ErrorCode::InvalidTopicFormat,
-                ErrorCode::SourceUnreadable => scriptorium_transaction::ErrorCode::Io,
-            };
-            scriptorium_transaction::Error::new(code, error.to_string())
-                .with_path(error.path())
-                .with_detail("views_code", error.code().as_str())
-        })
+        self.build(staged, runtime_dir).map(|derived| derived.files).map_err(Error::into_transaction)
     }
 
     fn promote(&self, staged: &BTreeMap<String, Vec<u8>>) -> BTreeMap<String, Vec<u8>> {
@@ -120,24 +83,10 @@ impl Derive for DerivedViews {
     }
 }
 
-/// Block ids of `topics/core.md` citing a source outside the trusted-id set (§3.6),
-/// which is built from every staged source file.
-fn pending_core_blocks(staged: &BTreeMap<String, Vec<u8>>, units: &[Unit]) -> BTreeSet<String> {
-    let trusted: BTreeSet<String> = staged
-        .iter()
-        .filter(|(path, _)| path.starts_with("sources/"))
-        .flat_map(|(path, bytes)| trusted_source_ids(path, &String::from_utf8_lossy(bytes)))
-        .collect();
-    units
-        .iter()
-        .filter(|unit| unit.path == TOPIC_CORE && !unit.source_refs.iter().all(|id| trusted.contains(id)))
-        .map(|unit| unit.memory_id.clone())
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::migrate::{ROOT_CORE, TOPIC_CORE};
 
     const GROUP: &str = "sources/telegram/_v2/group-100.md";
 
@@ -163,7 +112,7 @@ mod tests {
         assert!(core.contains(
             "ESP32.[^e-2] ^bbbb2222\n\n[^e-2]: Time: `2024-03-20`; Sources: [telegram/group-100/g2](sources/"
         ));
-        assert_eq!(derived.core_report.map(|r| r.left_out), Some(vec!["aaaa1111".to_owned()]));
+        assert_eq!(derived.core_report.map(|r| r.left_out_ids().join(",")).as_deref(), Some("aaaa1111"));
     }
 
     #[test]
@@ -188,5 +137,30 @@ mod tests {
         let error = DerivedViews::default().derive(&staged, ".scriptorium").expect_err("not UTF-8");
         assert_eq!(error.code(), scriptorium_transaction::ErrorCode::InvalidTopicFormat);
         assert_eq!(error.details().get("views_code").and_then(|v| v.as_str()), Some("VIEWS_NOT_UTF8"));
+    }
+
+    #[test]
+    fn the_report_follows_the_master_and_a_rendered_root_core_goes_with_it() {
+        let mut staged = BTreeMap::new();
+        staged.insert(TOPIC_CORE.to_owned(), b"# Core\n".to_vec());
+        let built = DerivedViews::default().build(&staged, ".nativemem").expect("views build");
+        let report = built.files.get(".nativemem/core-report.json").cloned().flatten().expect("report written");
+        assert_eq!(CoreReport::from_bytes(&report), built.core_report);
+
+        // The master is deleted: the rendered core.md and the report go.
+        for (path, bytes) in built.files {
+            staged.insert(path, bytes.unwrap_or_default());
+        }
+        staged.remove(TOPIC_CORE);
+        let gone = DerivedViews::default().build(&staged, ".nativemem").expect("views build");
+        assert_eq!(gone.files.get(ROOT_CORE), Some(&None));
+        assert_eq!(gone.files.get(".nativemem/core-report.json"), Some(&None));
+        assert_eq!(gone.drift(&staged), [ROOT_CORE.to_owned()]);
+
+        // Without a report, the root file is hand-written and stays.
+        staged.remove(".nativemem/core-report.json");
+        let kept = DerivedViews::default().build(&staged, ".nativemem").expect("views build");
+        assert!(!kept.files.contains_key(ROOT_CORE));
+        assert!(kept.drift(&staged).is_empty());
     }
 }

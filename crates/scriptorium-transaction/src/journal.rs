@@ -19,6 +19,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use self::apply::{Phase, damaged, finish, roll_forward};
 use self::manifest::{Entry, Manifest, sha256, staged_name};
+use crate::derive::CORE_REPORT_FILE;
 use crate::error::{Error, ErrorCode};
 use crate::revision::{RUNTIME_STATE_FILE, is_internal_path};
 use crate::vfs::{FileKind, Vfs, create_dir_all, kind_of, remove_tree};
@@ -171,7 +172,7 @@ fn new_id() -> String {
 }
 
 /// Whether `path` may be installed: a plain relative path that is memory, or the runtime
-/// state file of the runtime directory in use.
+/// state file or the `core.md` render report of the runtime directory in use.
 fn check_install_path(path: &str, runtime_dir: &str) -> Result<(), Error> {
     let plain = !path.is_empty()
         && !path.contains('\0')
@@ -180,7 +181,8 @@ fn check_install_path(path: &str, runtime_dir: &str) -> Result<(), Error> {
         return Err(Error::new(ErrorCode::PathOutsideWorkspace, "not a plain workspace-relative path").with_path(path));
     }
     let state_file = format!("{runtime_dir}/{RUNTIME_STATE_FILE}");
-    if is_internal_path(path) && path != state_file {
+    let core_report = format!("{runtime_dir}/{CORE_REPORT_FILE}");
+    if is_internal_path(path) && path != state_file && path != core_report {
         return Err(Error::new(ErrorCode::ReadOnlyPath, "internal paths are not installable").with_path(path));
     }
     Ok(())

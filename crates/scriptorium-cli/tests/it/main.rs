@@ -5,9 +5,11 @@
 mod archive_parse;
 mod check;
 mod check_topics;
+mod crash_pipeline;
 mod example_workspace;
 mod search;
 mod transaction;
+mod views;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -1,5 +1,6 @@
-//! Integration tests of scriptorium-derived-views: the transaction vectors' derived files
-//! and the o200k_base token-count oracle.
+//! Integration tests of scriptorium-derived-views: the transaction vectors' derived files,
+//! the o200k_base token-count oracle, and incremental rebuilds against full ones.
 
+mod incremental;
 mod oracle;
 mod vectors;

@@ -1,0 +1,113 @@
+//! The derived views as they stand on disk and as a fresh build from the current topics
+//! would make them: what `status`, `core` and `check` compare. Only reads files; the
+//! rebuild itself is the derived-views layer's, and repairs go through the transaction.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use scriptorium_derived_views::{CoreReport, Derived, DerivedViews};
+use scriptorium_transaction::{CORE_REPORT_FILE, RUNTIME_STATE_FILE, RealVfs, runtime_dir_name};
+
+use crate::error::{CliError, CliErrorCode};
+
+/// The top-level derived files next to `timeline/` (`commitments.jsonl` is carried
+/// through untouched, as the transaction does).
+const TOP_LEVEL: [&str; 4] = ["core.md", "recent_events.jsonl", "relations.json", "commitments.jsonl"];
+
+/// The workspace files a derive step is given, read from disk: `sources/**`,
+/// `topics/**.md`, the derived files and the runtime state and core report.
+#[derive(Debug)]
+pub(crate) struct Stage {
+    /// Workspace-relative path → bytes.
+    pub(crate) files: BTreeMap<String, Vec<u8>>,
+    /// The runtime directory's name (`.scriptorium`, or `.nativemem` where that exists).
+    pub(crate) runtime_dir: &'static str,
+}
+
+impl Stage {
+    /// Read the stage of the workspace at `root`.
+    pub(crate) fn read(root: &Path) -> Result<Stage, CliError> {
+        let runtime_dir = runtime_dir_name(&RealVfs::new(root)).map_err(|err| CliError::read(root, &err))?;
+        let mut files = BTreeMap::new();
+        walk(root, "sources", &mut files)?;
+        walk(root, "topics", &mut files)?;
+        files.retain(|path, _| !path.starts_with("topics/") || path.ends_with(".md"));
+        walk(root, "timeline", &mut files)?;
+        let runtime_state = format!("{runtime_dir}/{RUNTIME_STATE_FILE}");
+        let core_report = format!("{runtime_dir}/{CORE_REPORT_FILE}");
+        for path in TOP_LEVEL.iter().copied().chain([runtime_state.as_str(), core_report.as_str()]) {
+            if let Some(bytes) = read_file(&root.join(path))? {
+                files.insert(path.to_owned(), bytes);
+            }
+        }
+        Ok(Stage { files, runtime_dir })
+    }
+
+    /// How many files lie under `dir/`.
+    pub(crate) fn count_under(&self, dir: &str) -> usize {
+        let prefix = format!("{dir}/");
+        self.files.keys().filter(|path| path.starts_with(&prefix)).count()
+    }
+
+    /// The render report kept in the runtime directory, if there is a readable one.
+    pub(crate) fn stored_report(&self) -> Option<CoreReport> {
+        self.files.get(&format!("{}/{CORE_REPORT_FILE}", self.runtime_dir)).and_then(|b| CoreReport::from_bytes(b))
+    }
+
+    /// A fresh build of every view from the current topics and sources.
+    pub(crate) fn build(&self) -> Result<Derived, scriptorium_derived_views::Error> {
+        DerivedViews::default().build(&self.files, self.runtime_dir)
+    }
+}
+
+/// Every regular file under `dir` (workspace-relative), links and special files skipped
+/// as the transaction skips them.
+fn walk(root: &Path, dir: &str, files: &mut BTreeMap<String, Vec<u8>>) -> Result<(), CliError> {
+    let path = root.join(dir);
+    let entries = match std::fs::read_dir(&path) {
+        Ok(entries) => entries,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(err) if err.kind() == std::io::ErrorKind::NotADirectory => return Ok(()),
+        Err(err) => return Err(CliError::read(&path, &err)),
+    };
+    for entry in entries {
+        let entry = entry.map_err(|err| CliError::read(&path, &err))?;
+        // A name that is not UTF-8 cannot be a topic or archive path.
+        let Ok(name) = entry.file_name().into_string() else { continue };
+        let child = format!("{dir}/{name}");
+        let kind = entry.file_type().map_err(|err| CliError::read(&entry.path(), &err))?;
+        if kind.is_dir() {
+            walk(root, &child, files)?;
+        } else if kind.is_file() {
+            let bytes = std::fs::read(entry.path()).map_err(|err| CliError::read(&entry.path(), &err))?;
+            files.insert(child, bytes);
+        }
+    }
+    Ok(())
+}
+
+/// The bytes of a regular file, `None` when there is none.
+fn read_file(path: &Path) -> Result<Option<Vec<u8>>, CliError> {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.is_file() => std::fs::read(path).map(Some).map_err(|err| CliError::read(path, &err)),
+        Ok(_) => Ok(None),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(err) => Err(CliError::new(CliErrorCode::ReadFailed, format!("{}: cannot read: {err}", path.display()))),
+    }
+}
+
+/// A report for humans: `1234 of 2000 tokens, 5 blocks rendered, 2 left out`, then one
+/// line per left-out block.
+pub(crate) fn describe_report(report: &CoreReport) -> String {
+    let mut out = format!(
+        "{} of {} tokens, {} rendered, {} left out\n",
+        report.tokens_used,
+        report.budget,
+        crate::output::count(report.rendered.len(), "block", "blocks"),
+        report.left_out.len()
+    );
+    for left in &report.left_out {
+        out.push_str(&format!("  left out: {} ({})\n", left.block_id, left.reason.as_str().replace('_', " ")));
+    }
+    out
+}

@@ -1,0 +1,192 @@
+//! Incremental rebuilds ([`ViewsCache`] kept across builds) against full rebuilds
+//! ([`DerivedViews::build`], a fresh cache each time), byte for byte, over random edit
+//! sequences: topics added, rewritten and deleted (blocks citing trusted and pending
+//! frames, duplicate ids across files, block links, invalid files), `topics/core.md`
+//! edits and deletions, and the odd source append. The derived files of each step are
+//! applied to the stage, as an install does, so the next step starts from them.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use proptest::prelude::*;
+use scriptorium_archive_format::{parse_bytes, source_anchor, v2_location};
+use scriptorium_derived_views::{DerivedViews, ViewsCache, render_relations, render_timeline};
+use scriptorium_topic_markdown::{MemorySources, Mode, SourceResolver, Unit, parse_tree};
+
+const RUNTIME_DIR: &str = ".scriptorium";
+const PATHS: [&str; 6] =
+    ["topics/core.md", "topics/a.md", "topics/b.md", "topics/b/c.md", "topics/b-c.md", "topics/x/y/z.md"];
+const IDS: [&str; 10] = [
+    "aaaa0001", "aaaa0002", "bbbb0003", "bbbb0004", "cccc0005", "cccc0006", "dddd0007", "dddd0008", "eeee0009",
+    "ffff0010",
+];
+const WORDS: [&str; 8] = ["tea", "Craig", "sensor", "ESP32", "咖啡", "budget", "review", "<|endoftext|>"];
+
+/// The tx-base vector's source archives, and every frame id they hold (trusted and
+/// pending alike).
+fn sources() -> (BTreeMap<String, Vec<u8>>, Vec<String>) {
+    let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/vectors/_resources/tx-base");
+    let mut files = BTreeMap::new();
+    let mut ids = Vec::new();
+    for path in ["sources/telegram/_v2/group-100.md", "sources/openprogram/_v2/sess-7f2a.md"] {
+        let bytes = std::fs::read(base.join(path)).expect("vector archive");
+        ids.extend(parse_bytes(&bytes, path).frames.iter().map(|frame| frame.source_id.to_owned()));
+        files.insert(path.to_owned(), bytes);
+    }
+    (files, ids)
+}
+
+/// One generated paragraph: id, words, cited frame, day, optional block link.
+#[derive(Clone, Debug)]
+struct Block {
+    id: usize,
+    words: Vec<usize>,
+    frame: usize,
+    day: u8,
+    link: Option<(usize, usize)>,
+}
+
+#[derive(Clone, Debug)]
+enum Op {
+    Write {
+        path: usize,
+        blocks: Vec<Block>,
+        broken: bool,
+    },
+    Delete {
+        path: usize,
+    },
+    /// Append a copy of a frame-less line to a source: the archive bytes change.
+    TouchSource,
+}
+
+fn block() -> impl Strategy<Value = Block> {
+    (
+        0..IDS.len(),
+        prop::collection::vec(0..WORDS.len(), 1..6),
+        0..64usize,
+        10..20u8,
+        prop::option::of((0..PATHS.len(), 0..IDS.len())),
+    )
+        .prop_map(|(id, words, frame, day, link)| Block { id, words, frame, day, link })
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        6 => (0..PATHS.len(), prop::collection::vec(block(), 0..5), prop::bool::weighted(0.1))
+            .prop_map(|(path, blocks, broken)| Op::Write { path, blocks, broken }),
+        2 => (0..PATHS.len()).prop_map(|path| Op::Delete { path }),
+        1 => Just(Op::TouchSource),
+    ]
+}
+
+/// The text of a topic file at `path` holding `blocks`.
+fn topic_text(path: &str, blocks: &[Block], broken: bool, frames: &[String]) -> String {
+    let up = "../".repeat(path.matches('/').count());
+    let mut out = String::from("# Topic\n");
+    let mut definitions = String::new();
+    for (n, block) in blocks.iter().enumerate() {
+        let words: Vec<&str> = block.words.iter().map(|w| WORDS[*w]).collect();
+        out.push_str(&format!("\n{}.", words.join(" ")));
+        if let Some((target, id)) = block.link {
+            let target = PATHS[target].trim_start_matches("topics/");
+            out.push_str(&format!(" See [it]({up}topics/{target}#^{}).", IDS[id]));
+        }
+        if !(broken && n == 0) {
+            out.push_str(&format!("[^e-{n}]"));
+        }
+        out.push_str(&format!(" ^{}\n", IDS[block.id]));
+        let id = &frames[block.frame % frames.len()];
+        let location = v2_location(id).expect("v2 id");
+        definitions.push_str(&format!(
+            "[^e-{n}]: Time: `2024-03-{}`; Sources: [{id}]({up}{location}#{})\n",
+            block.day,
+            source_anchor(id)
+        ));
+    }
+    if !definitions.is_empty() {
+        out.push('\n');
+        out.push_str(&definitions);
+    }
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn incremental_builds_equal_full_rebuilds(ops in prop::collection::vec(op(), 1..24)) {
+        let (mut staged, frames) = sources();
+        staged.insert("core.md".to_owned(), b"# hand-written core\n".to_vec());
+        let cache = ViewsCache::new(DerivedViews::default());
+        for op in &ops {
+            match op {
+                Op::Write { path, blocks, broken } => {
+                    let text = topic_text(PATHS[*path], blocks, *broken, &frames);
+                    staged.insert(PATHS[*path].to_owned(), text.into_bytes());
+                }
+                Op::Delete { path } => {
+                    staged.remove(PATHS[*path]);
+                }
+                Op::TouchSource => {
+                    if let Some(bytes) = staged.get_mut("sources/openprogram/_v2/sess-7f2a.md") {
+                        bytes.extend_from_slice(b"\n");
+                    }
+                }
+            }
+            let incremental = cache.build(&staged, RUNTIME_DIR).expect("incremental build");
+            let full = DerivedViews::default().build(&staged, RUNTIME_DIR).expect("full build");
+            prop_assert_eq!(&incremental, &full, "after {:?}", op);
+            // The per-file parse merged equals one parse of the whole tree.
+            let units = whole_tree_units(&staged);
+            prop_assert_eq!(
+                full.files.get("relations.json").cloned().flatten(),
+                Some(render_relations(&units).into_bytes())
+            );
+            let timeline = render_timeline(&units);
+            let built: BTreeMap<&String, &Vec<u8>> = full
+                .files
+                .iter()
+                .filter(|(path, _)| path.starts_with("timeline/"))
+                .filter_map(|(path, bytes)| bytes.as_ref().map(|bytes| (path, bytes)))
+                .collect();
+            prop_assert_eq!(built.len(), timeline.len());
+            for (path, text) in &timeline {
+                prop_assert_eq!(built.get(path).map(|b| b.as_slice()), Some(text.as_bytes()));
+            }
+
+            for (path, bytes) in full.files {
+                match bytes {
+                    Some(bytes) => staged.insert(path, bytes),
+                    None => staged.remove(&path),
+                };
+            }
+        }
+    }
+}
+
+/// The units of one strict parse of the whole staged topic tree.
+fn whole_tree_units(staged: &BTreeMap<String, Vec<u8>>) -> Vec<Unit> {
+    let sources: MemorySources =
+        staged.iter().filter(|(p, _)| p.starts_with("sources/")).map(|(p, b)| (p.clone(), b.clone())).collect();
+    let topics = staged.iter().filter(|(p, _)| p.starts_with("topics/"));
+    parse_tree(topics, &SourceResolver::new(sources), Mode::Strict).into_parts().1
+}
+
+#[test]
+fn a_one_topic_edit_parses_one_topic() {
+    let (mut staged, frames) = sources();
+    let blocks = |id: usize| vec![Block { id, words: vec![0, 1], frame: 3, day: 15, link: None }];
+    for (n, path) in PATHS.iter().enumerate() {
+        staged.insert((*path).to_owned(), topic_text(path, &blocks(n), false, &frames).into_bytes());
+    }
+    let cache = ViewsCache::new(DerivedViews::default());
+    let first = cache.build(&staged, RUNTIME_DIR).expect("first build");
+    assert_eq!(cache.stats().topics_parsed, PATHS.len());
+    let edited = topic_text(PATHS[2], &blocks(9), false, &frames);
+    staged.insert(PATHS[2].to_owned(), edited.into_bytes());
+    let second = cache.build(&staged, RUNTIME_DIR).expect("second build");
+    assert_eq!((cache.stats().topics_parsed, cache.stats().topics_reused), (1, PATHS.len() - 1));
+    assert_ne!(first.files.get("relations.json"), second.files.get("relations.json"));
+    assert_eq!(second, DerivedViews::default().build(&staged, RUNTIME_DIR).expect("full build"));
+}
