@@ -87,8 +87,6 @@ pub(crate) struct Selection {
     speaker_keys: Option<Vec<String>>,
     /// `include_sources = false` with a `sources` prefix: nothing can match.
     nothing: bool,
-    /// [`speaker_mask`] of the speaker keys (0 without a speaker filter).
-    speaker_mask: u64,
 }
 
 impl Selection {
@@ -114,8 +112,7 @@ impl Selection {
             prefix = Some(topics_only);
         }
         let speaker_keys = filters.speaker.as_deref().map(speaker_keys);
-        let speaker_mask = speaker_keys.as_deref().map_or(0, speaker_mask);
-        Ok(Selection { prefix, window, speaker_keys, nothing, speaker_mask })
+        Ok(Selection { prefix, window, speaker_keys, nothing })
     }
 
     /// Whether no event can match, whatever the index holds.
@@ -141,10 +138,20 @@ impl Selection {
             })
     }
 
-    /// Whether an event whose speakers have [`speaker_mask`] `mask` can pass the speaker
-    /// rule: `false` only when it surely cannot, without reading the event.
-    pub(crate) fn may_match_speaker(&self, mask: u64) -> bool {
-        self.speaker_keys.is_none() || mask & self.speaker_mask != 0
+    /// Whether a path prefix is set.
+    pub(crate) fn has_prefix(&self) -> bool {
+        self.prefix.is_some()
+    }
+
+    /// Whether a date window is set.
+    pub(crate) fn has_window(&self) -> bool {
+        !self.window.is_unbounded()
+    }
+
+    /// The casefolded speaker keys, when a speaker filter is set: an event matches it iff
+    /// one of its [`event_speakers`] equals a key.
+    pub(crate) fn speaker_keys(&self) -> Option<&[String]> {
+        self.speaker_keys.as_deref()
     }
 
     /// Whether a speaker filter is set (embedding search refuses one).
@@ -162,15 +169,6 @@ fn speaker_keys(speaker: &str) -> Vec<String> {
         keys.push(normalized);
     }
     keys
-}
-
-/// A 64-bit Bloom mask of casefolded speaker strings: one bit per string. Equal strings
-/// set the same bit, so an event whose mask shares no bit with the keys' mask matches
-/// no key.
-pub(crate) fn speaker_mask(speakers: &[String]) -> u64 {
-    use std::hash::BuildHasher;
-    let hasher = crate::fxhash::FxBuildHasher::default();
-    speakers.iter().fold(0, |mask, speaker| mask | 1u64 << (hasher.hash_one(speaker.as_str()) % 64))
 }
 
 /// The casefolded non-empty speaker fields of a source event, which a speaker filter

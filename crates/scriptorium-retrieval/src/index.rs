@@ -1,13 +1,14 @@
 //! The inverted index: term → postings (slot, tf, field flags), per-slot document
 //! lengths, a live-slot bitset, and each file's contiguous slot range.
 //!
-//! Files are the unit of change: [`Index::apply`] removes a file's slots (its postings
-//! are one contiguous run in every posting list, because a file's slots are contiguous
-//! and lists are sorted by slot) and appends the new events at fresh slots. Freed slots
-//! are reclaimed by a rebuild once they outnumber the live ones. After every batch the
+//! Files are the unit of change: [`Index::apply`] frees a file's slots and appends the
+//! new events at fresh slots. The freed slots' postings stay in the lists, dead (no query
+//! counts a slot that is not live, and the cache does not store them), until a rebuild
+//! reclaims both once freed slots outnumber live ones. After every batch the
 //! workspace-wide rules run again: v2 preference (a legacy source event whose id a v2
-//! frame also has is not live) and topic trust resolution. Both read every event, never
-//! a cache, so promotion takes effect on the next refresh (spec 02 §5).
+//! frame also has is not live) and topic trust resolution. Both read every event of
+//! their kind, never a cache, so promotion takes effect on the next refresh (spec 02 §5);
+//! a workspace without legacy archives or topics skips them.
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -42,20 +43,32 @@ pub(crate) struct Posting {
 }
 
 impl Posting {
+    /// How the document holds the term.
+    pub(crate) fn occurrence(self) -> Occurrence {
+        Occurrence(self.packed)
+    }
+}
+
+/// How one document holds one term: tf and field flags in one word, so that a query
+/// keeps a table of them per matched document.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Occurrence(u32);
+
+impl Occurrence {
     /// A term the document does not hold: tf 0, no flags.
-    pub(crate) const ABSENT: Posting = Posting { slot: u32::MAX, packed: 0 };
+    pub(crate) const ABSENT: Occurrence = Occurrence(0);
 
     /// How often the term occurs in the document text.
     pub(crate) fn tf(self) -> u32 {
-        self.packed & TF_MASK
+        self.0 & TF_MASK
     }
 
     pub(crate) fn in_content(self) -> bool {
-        self.packed & IN_CONTENT != 0
+        self.0 & IN_CONTENT != 0
     }
 
     pub(crate) fn in_path_heading(self) -> bool {
-        self.packed & IN_PATH_HEADING != 0
+        self.0 & IN_PATH_HEADING != 0
     }
 }
 
@@ -113,9 +126,12 @@ pub struct Index {
     /// Slots whose event has refs (rule `source_grounded`), kept apart from the events so
     /// that a query over many candidates reads bits, not events.
     grounded: BitSet,
-    /// Per slot, [`speaker_mask`] of its speakers (rebuilt by `resolve`), so that a
-    /// speaker filter reads one word per event, not the event.
-    speaker_masks: Vec<u64>,
+    /// Per casefolded speaker, the slots whose event has it, sorted: a speaker filter
+    /// visits only its own events.
+    speaker_slots: HashMap<String, Vec<u32>, FxBuildHasher>,
+    /// Per slot, its position in (path, line, event id) order (rebuilt by `resolve`), so
+    /// that ties in score are broken by comparing two numbers, not two paths.
+    ranks: Vec<u32>,
     live_docs: u64,
     live_tokens: u64,
     free: usize,
@@ -224,6 +240,11 @@ impl Index {
         self.grounded.contains(slot)
     }
 
+    /// The position of `slot` in (path, line, event id) order.
+    pub(crate) fn rank(&self, slot: u32) -> u32 {
+        self.ranks.get(slot as usize).copied().unwrap_or(u32::MAX)
+    }
+
     pub(crate) fn length(&self, slot: u32) -> u32 {
         self.lengths.get(slot as usize).copied().unwrap_or(0)
     }
@@ -240,25 +261,65 @@ impl Index {
         }
         let mut set = BitSet::with_len(self.slots.len());
         let (mut docs, mut tokens) = (0u64, 0u64);
-        for (path, file) in &self.files {
-            if !selection.matches_path(path) {
-                continue;
+        let mut keep = |slot: u32, set: &mut BitSet| {
+            if set.contains(slot) || !self.live.contains(slot) {
+                return;
             }
-            for slot in file.range() {
-                if !self.live.contains(slot)
-                    || !selection.may_match_speaker(self.speaker_masks.get(slot as usize).copied().unwrap_or(u64::MAX))
-                {
-                    continue;
+            if !selection.has_window()
+                || self.slot(slot).is_some_and(|entry| selection.matches_event(&entry.event, &entry.speakers))
+            {
+                set.set(slot, true);
+                docs += 1;
+                tokens += u64::from(self.length(slot));
+            }
+        };
+        match selection.speaker_keys() {
+            // Only the speaker's own slots; the date window and the path prefix are checked on them.
+            Some(keys) => {
+                let on_path = self.slots_on_path(selection);
+                for key in keys {
+                    for &slot in self.speaker_slots.get(key.as_str()).map_or(&[][..], Vec::as_slice) {
+                        if on_path.as_ref().is_none_or(|on_path| on_path.contains(slot)) {
+                            keep(slot, &mut set);
+                        }
+                    }
                 }
-                let Some(entry) = self.slot(slot) else { continue };
-                if selection.matches_event(&entry.event, &entry.speakers) {
-                    set.set(slot, true);
-                    docs += 1;
-                    tokens += u64::from(self.length(slot));
+            }
+            None => {
+                for (path, file) in &self.files {
+                    if selection.matches_path(path) {
+                        file.range().for_each(|slot| keep(slot, &mut set));
+                    }
                 }
             }
         }
         Candidates { set: Cow::Owned(set), docs, tokens }
+    }
+
+    /// The slots of the files a path prefix keeps, or `None` without a prefix.
+    fn slots_on_path(&self, selection: &Selection) -> Option<BitSet> {
+        if !selection.has_prefix() {
+            return None;
+        }
+        let mut on_path = BitSet::with_len(self.slots.len());
+        for (path, file) in &self.files {
+            if selection.matches_path(path) {
+                file.range().for_each(|slot| on_path.set(slot, true));
+            }
+        }
+        Some(on_path)
+    }
+
+    /// Record that the event at `slot` (the highest slot so far) has `speakers`.
+    fn add_speakers(&mut self, slot: u32, speakers: &[String]) {
+        for speaker in speakers {
+            match self.speaker_slots.get_mut(speaker.as_str()) {
+                Some(slots) => slots.push(slot),
+                None => {
+                    self.speaker_slots.insert(speaker.clone(), vec![slot]);
+                }
+            }
+        }
     }
 
     fn insert_file(&mut self, path: String, mut events: Vec<MemoryEvent>) {
@@ -275,6 +336,7 @@ impl Index {
             event.path.clone_from(&path);
             let length = self.add_postings(slot, &event, &mut scratch);
             let speakers = event_speakers(&event);
+            self.add_speakers(slot, &speakers);
             self.grounded.set(slot, !event.refs.is_empty());
             self.slots.push(Some(Slot { event, kind, speakers }));
             self.lengths.push(length);
@@ -315,22 +377,21 @@ impl Index {
 
     fn remove_file(&mut self, path: &str) {
         let Some(file) = self.files.remove(path) else { return };
-        let mut terms: HashSet<u32> = HashSet::new();
+        // The file's postings stay behind, pointing at dead slots that no query counts
+        // (candidates are live), until the next rebuild drops them: removing them from
+        // the middle of every long posting list would cost more than the whole refresh.
+        let mut speakers: HashSet<&str> = HashSet::new();
         for slot in file.range() {
             if let Some(entry) = self.slots.get(slot as usize).and_then(Option::as_ref) {
-                for_each_field_token(&entry.event, |token, _| {
-                    if let Some(&id) = self.dictionary.get(token) {
-                        terms.insert(id);
-                    }
-                });
+                speakers.extend(entry.speakers.iter().map(String::as_str));
             }
         }
         let range = file.range();
-        for id in terms {
-            if let Some(list) = self.postings.get_mut(id as usize) {
-                let start = list.partition_point(|p| p.slot < range.start);
-                let end = list.partition_point(|p| p.slot < range.end);
-                list.drain(start..end);
+        for speaker in speakers {
+            if let Some(slots) = self.speaker_slots.get_mut(speaker) {
+                let start = slots.partition_point(|slot| *slot < range.start);
+                let end = slots.partition_point(|slot| *slot < range.end);
+                slots.drain(start..end);
             }
         }
         for slot in range {

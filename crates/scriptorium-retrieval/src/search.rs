@@ -8,15 +8,24 @@
 //! matched candidates are scored one by one; of the others, only the first `top_k` in
 //! (path, line, id) order with and without refs can reach the result, and the files are
 //! walked in that order.
+//!
+//! Per matched candidate the work is a few array reads and additions: its occurrences
+//! sit in one flat table, term scores are memoised by (term, tf, length) (the same
+//! expression gives the same float), buffers are reused across queries ([`Scratch`]),
+//! and the best `top_k` are picked without sorting ([`select`]); paths, strings and
+//! rounding are only touched for the rows that can still make the result.
 
-use std::cmp::Ordering;
 use std::collections::HashMap;
+use std::ops::Range;
 
+use self::bounded::EXACT_TOKENS_MAX;
+use self::scratch::{Scratch, UNSEEN};
+use self::select::{Band, Best};
 use crate::bm25::{Bm25Statistics, Bm25Weight, Explanation, length_norm};
 use crate::error::Error;
 use crate::filter::{Filters, Selection};
 use crate::hit::{Bm25Score, Hit, Score};
-use crate::index::{Candidates, Index, Posting};
+use crate::index::{Candidates, Index, Occurrence, Posting};
 use crate::round::round6;
 use crate::rules::{MIN_RULE_TOKEN_CHARS, RuleHits, SOURCE_GROUNDED, query_dates, rule_features};
 use crate::tokenize::tokenize;
@@ -51,7 +60,7 @@ impl Index {
     pub fn search(&self, query: &str, options: &Bm25Options) -> Result<Vec<Hit>, Error> {
         let selection = Selection::new(&options.filters)?;
         let top_k = options.top_k.clamp(1, INDEX_TOP_K_MAX);
-        let Some(run) = QueryRun::new(self, query, &selection) else { return Ok(Vec::new()) };
+        let Some(mut run) = QueryRun::new(self, query, &selection) else { return Ok(Vec::new()) };
         Ok(run.top(top_k, options.rerank))
     }
 
@@ -65,10 +74,27 @@ impl Index {
 }
 
 /// One distinct query token.
-struct QueryTerm {
+struct QueryTerm<'i> {
     text: String,
     /// `None` when no candidate holds the term: it adds nothing.
     weight: Option<Bm25Weight>,
+    /// All its postings (candidates or not), sorted by slot.
+    postings: &'i [Posting],
+    /// Its holders among the candidates: a range of `Scratch::holders`.
+    holders: Range<usize>,
+    /// The matched candidates it found first: a range of `Scratch::matched`.
+    found: Range<usize>,
+}
+
+impl QueryTerm<'_> {
+    /// How the document at `slot` holds this term.
+    fn occurrence(&self, slot: u32) -> Occurrence {
+        self.postings
+            .binary_search_by_key(&slot, |posting| posting.slot)
+            .ok()
+            .and_then(|at| self.postings.get(at))
+            .map_or(Occurrence::ABSENT, |posting| posting.occurrence())
+    }
 }
 
 /// Statistics of the candidate set, with the document frequencies of the query terms.
@@ -96,8 +122,8 @@ impl Bm25Statistics for CandidateStats<'_> {
 #[derive(Clone, Copy, Debug)]
 struct Row {
     slot: u32,
-    /// Index into `QueryRun::matched`, or `None` for a candidate holding no query term.
-    matched: Option<usize>,
+    /// Whether the candidate holds a query term.
+    matched: bool,
     raw: f64,
     lexical: f64,
     adjustment: f64,
@@ -105,8 +131,13 @@ struct Row {
     final_score: f64,
 }
 
-/// Per-slot marker in `QueryRun::seen` for a slot no query term reached.
-const UNSEEN: u32 = u32::MAX;
+/// Queries with at most this many long terms look adjustments up in a table.
+const ADJUSTMENT_TABLE_TERMS: usize = 16;
+
+/// Term scores are memoised for tf in `1..=MEMO_TF` ...
+const MEMO_TF: u32 = 3;
+/// ... and document lengths below `MEMO_LEN`; others are computed each time.
+const MEMO_LEN: u32 = 512;
 
 /// The state of one query over one candidate set.
 struct QueryRun<'i> {
@@ -115,19 +146,23 @@ struct QueryRun<'i> {
     candidates: Candidates<'i>,
     /// Per query token (duplicates kept, query order): its index in `terms`.
     positions: Vec<usize>,
-    terms: Vec<QueryTerm>,
-    /// Candidates holding at least one query term, in discovery order.
-    matched: Vec<u32>,
-    /// Per slot: its index in `matched`, or [`UNSEEN`].
-    seen: Vec<u32>,
-    /// `matched.len() × terms.len()` postings (tf 0 and no flags where absent).
-    table: Vec<Posting>,
-    /// The raw score of each matched candidate.
-    raws: Vec<f64>,
+    terms: Vec<QueryTerm<'i>>,
+    scratch: Scratch,
     /// The raw score of a candidate holding no query term.
     base: f64,
     /// The largest raw score of any candidate (0 when no term occurs).
     max_raw: f64,
+    /// Whether `Scratch::raws` holds estimates (see [`bounded`]), exact only where needed.
+    estimated: bool,
+    /// The number of long query terms, and the adjustment table `count_long_terms` builds.
+    long_count: usize,
+    adjustments: Vec<f64>,
+}
+
+impl Drop for QueryRun<'_> {
+    fn drop(&mut self) {
+        std::mem::take(&mut self.scratch).give_back();
+    }
 }
 
 impl<'i> QueryRun<'i> {
@@ -152,90 +187,149 @@ impl<'i> QueryRun<'i> {
             })
             .collect();
 
-        // One pass over each term's postings: collect the matched candidates and their
-        // postings, and count document frequencies over the candidates only.
-        let width = texts.len();
-        let mut seen = vec![UNSEEN; index.slot_count()];
-        let mut matched: Vec<u32> = Vec::new();
-        let mut table: Vec<Posting> = Vec::new();
-        let mut doc_freqs: HashMap<&str, u64> = HashMap::with_capacity(width);
-        for (term, text) in texts.iter().enumerate() {
-            let mut df = 0u64;
+        // One pass over each term's postings: number the matched candidates, list each
+        // term's holders, and count document frequencies over the candidates only.
+        let mut scratch = Scratch::take(index.slot_count());
+        let mut doc_freqs: HashMap<&str, u64> = HashMap::with_capacity(texts.len());
+        let mut spans: Vec<(Range<usize>, Range<usize>)> = Vec::with_capacity(texts.len());
+        let Scratch { seen, matched, lengths, holders, .. } = &mut scratch;
+        for text in &texts {
+            let (first_holder, first_found) = (holders.len(), matched.len());
             for posting in index.postings(text) {
                 if !candidates.set.contains(posting.slot) {
                     continue;
                 }
                 let Some(entry) = seen.get_mut(posting.slot as usize) else { continue };
-                df += 1;
                 if *entry == UNSEEN {
                     *entry = u32::try_from(matched.len()).unwrap_or(UNSEEN);
                     matched.push(posting.slot);
-                    table.extend(std::iter::repeat_n(Posting::ABSENT, width));
+                    lengths.push(index.length(posting.slot));
                 }
-                if let Some(cell) = table.get_mut(*entry as usize * width + term) {
-                    *cell = *posting;
-                }
+                holders.push((*entry, posting.occurrence()));
             }
-            doc_freqs.insert(text.as_str(), df);
+            doc_freqs.insert(text.as_str(), (holders.len() - first_holder) as u64);
+            spans.push((first_holder..holders.len(), first_found..matched.len()));
         }
         let stats = CandidateStats { docs: candidates.docs, tokens: candidates.tokens, doc_freqs };
         let weights: Vec<Option<Bm25Weight>> = texts.iter().map(|text| Bm25Weight::for_term(&stats, text)).collect();
-        let terms: Vec<QueryTerm> =
-            texts.into_iter().zip(weights).map(|(text, weight)| QueryTerm { text, weight }).collect();
+        let terms: Vec<QueryTerm<'i>> = (texts.into_iter().zip(weights).zip(spans))
+            .map(|((text, weight), (holders, found))| QueryTerm {
+                postings: index.postings(&text),
+                text,
+                weight,
+                holders,
+                found,
+            })
+            .collect();
         let mut run = QueryRun {
             index,
             query,
             candidates,
             positions,
             terms,
-            matched,
-            seen,
-            table,
-            raws: Vec::new(),
+            scratch,
             base: 0.0,
             max_raw: 0.0,
+            estimated: false,
+            long_count: 0,
+            adjustments: Vec::new(),
         };
         run.score();
         Some(run)
     }
 
-    /// The postings of matched candidate `m`, one per term.
-    fn row(&self, m: usize) -> &[Posting] {
-        let width = self.terms.len();
-        self.table.get(m * width..(m + 1) * width).unwrap_or_default()
-    }
-
     /// Raw scores in numpy's order: per query token, duplicates included, from `0.0`.
+    ///
+    /// One token at a time over all matched candidates, so that a long query costs
+    /// additions over a flat array rather than a walk of every token per candidate. A
+    /// candidate's sum is the same sequence of additions as token by token: until the
+    /// first token of a term it holds it has gained `idf·δ` per token exactly as a
+    /// candidate holding nothing, so it starts from that shared partial sum (`base`).
     fn score(&mut self) {
-        let weights: Vec<Option<Bm25Weight>> = self.positions.iter().map(|&term| self.weight(term)).collect();
         let average_len = self.terms.iter().find_map(|term| term.weight).map_or(1.0, |w| w.average_len());
-        let mut raws = Vec::with_capacity(self.matched.len());
-        for (m, &slot) in self.matched.iter().enumerate() {
-            let norm = length_norm(self.index.length(slot), average_len);
-            let row = self.row(m);
-            let mut raw = 0.0;
-            for (&term, weight) in self.positions.iter().zip(&weights) {
-                if let (Some(weight), Some(posting)) = (weight, row.get(term)) {
-                    raw += weight.score_with_norm(posting.tf(), norm);
+        let term_scores = &mut self.scratch.term_scores;
+        term_scores.clear();
+        term_scores.resize(self.terms.len() * (MEMO_TF * MEMO_LEN) as usize, f64::NAN);
+        if self.positions.len() > EXACT_TOKENS_MAX {
+            self.score_by_estimate(average_len);
+            return;
+        }
+        let Scratch { matched, lengths, holders, raws, updates, term_scores, .. } = &mut self.scratch;
+        raws.clear();
+        raws.resize(matched.len(), 0.0);
+        let mut started = vec![false; self.terms.len()];
+        let mut active = 0; // raws[..active] belong to candidates already started
+        let mut base = 0.0;
+        for &term in &self.positions {
+            let Some(query_term) = self.terms.get(term) else { continue };
+            let Some(weight) = query_term.weight else { continue };
+            if let Some(started) = started.get_mut(term).filter(|started| !**started) {
+                *started = true;
+                // Candidates found by this term hold no earlier term.
+                raws.get_mut(query_term.found.clone()).unwrap_or_default().fill(base);
+                active = active.max(query_term.found.end);
+            }
+            let term_holders = holders.get(query_term.holders.clone()).unwrap_or_default();
+            updates.clear();
+            updates.extend(term_holders.iter().map(|&(m, occurrence)| {
+                let m = m as usize;
+                let (raw, length) = (raws.get(m).copied().unwrap_or(0.0), lengths.get(m).copied().unwrap_or(0));
+                raw + memoised_score(term_scores, term, weight, occurrence.tf(), length, average_len)
+            }));
+            let absent = weight.absent_score();
+            for raw in raws.get_mut(..active).unwrap_or_default() {
+                *raw += absent;
+            }
+            for (&(m, _), &update) in term_holders.iter().zip(updates.iter()) {
+                if let Some(raw) = raws.get_mut(m as usize) {
+                    *raw = update;
                 }
             }
-            raws.push(raw);
-        }
-        let mut base = 0.0;
-        for weight in weights.iter().flatten() {
-            base += weight.absent_score();
+            base += absent;
         }
         let mut max_raw = raws.iter().copied().fold(0.0, f64::max);
-        if self.candidates.docs > self.matched.len() as u64 {
+        if self.candidates.docs > matched.len() as u64 {
             max_raw = max_raw.max(base);
         }
-        self.raws = raws;
         self.base = base;
         self.max_raw = max_raw;
     }
 
-    fn weight(&self, term: usize) -> Option<Bm25Weight> {
-        self.terms.get(term).and_then(|t| t.weight)
+    /// Per matched candidate, how many long terms its content and its path or headings hold.
+    fn count_long_terms(&mut self, long: &[(usize, &str)]) {
+        // Every adjustment a query without a date can give, by (exact, path/heading, refs).
+        self.long_count = long.len();
+        self.adjustments.clear();
+        if long.len() <= ADJUSTMENT_TABLE_TERMS {
+            for exact_terms in 0..=long.len() {
+                for path_heading_terms in 0..=long.len() {
+                    for grounded in [false, true] {
+                        let hits = RuleHits { exact_terms, path_heading_terms, date: false, grounded };
+                        self.adjustments.push(hits.adjustment());
+                    }
+                }
+            }
+        }
+        let Scratch { matched, holders, exact_terms, path_heading_terms, .. } = &mut self.scratch;
+        exact_terms.clear();
+        exact_terms.resize(matched.len(), 0);
+        path_heading_terms.clear();
+        path_heading_terms.resize(matched.len(), 0);
+        for (term, _) in long {
+            let Some(query_term) = self.terms.get(*term) else { continue };
+            for &(m, occurrence) in holders.get(query_term.holders.clone()).unwrap_or_default() {
+                if occurrence.in_content()
+                    && let Some(count) = exact_terms.get_mut(m as usize)
+                {
+                    *count = count.saturating_add(1);
+                }
+                if occurrence.in_path_heading()
+                    && let Some(count) = path_heading_terms.get_mut(m as usize)
+                {
+                    *count = count.saturating_add(1);
+                }
+            }
+        }
     }
 
     fn lexical(&self, raw: f64) -> f64 {
@@ -243,16 +337,16 @@ impl<'i> QueryRun<'i> {
     }
 
     /// The long query terms (≥ 3 characters), sorted, with their term index.
-    fn long_terms(&self) -> Vec<(usize, &str)> {
-        let mut long: Vec<(usize, &str)> = (self.terms.iter().enumerate())
+    fn long_terms(&self) -> Vec<(usize, String)> {
+        let mut long: Vec<(usize, String)> = (self.terms.iter().enumerate())
             .filter(|(_, term)| term.text.chars().count() >= MIN_RULE_TOKEN_CHARS)
-            .map(|(at, term)| (at, term.text.as_str()))
+            .map(|(at, term)| (at, term.text.clone()))
             .collect();
-        long.sort_by(|a, b| a.1.cmp(b.1));
+        long.sort_by(|a, b| a.1.cmp(&b.1));
         long
     }
 
-    fn top(&self, top_k: usize, rerank: bool) -> Vec<Hit> {
+    fn top(&mut self, top_k: usize, rerank: bool) -> Vec<Hit> {
         if self.max_raw <= 0.0 {
             // No query term occurs among the candidates: every lexical score is 0 and
             // the only rule a candidate can meet then is `source_grounded` (0.02), which
@@ -260,87 +354,188 @@ impl<'i> QueryRun<'i> {
             return Vec::new();
         }
         let long = self.long_terms();
-        let dates = query_dates(self.query);
-        let mut rows: Vec<Row> = Vec::with_capacity(self.matched.len() + 2 * top_k);
-        for (m, (&slot, &raw)) in self.matched.iter().zip(&self.raws).enumerate() {
-            let lexical = self.lexical(raw);
-            let adjustment = if rerank { self.rule_hits(m, slot, &long, &dates).adjustment() } else { 0.0 };
-            if lexical <= 0.0 && adjustment <= SOURCE_GROUNDED {
-                continue;
-            }
-            rows.push(Row { slot, matched: Some(m), raw, lexical, adjustment, final_score: lexical + adjustment });
+        let long: Vec<(usize, &str)> = long.iter().map(|(term, text)| (*term, text.as_str())).collect();
+        if rerank {
+            self.count_long_terms(&long);
         }
-        self.push_unmatched(&mut rows, top_k, rerank);
-        let mut finalists = finalists(rows, top_k);
+        let dates = query_dates(self.query);
+        let unmatched = self.unmatched_rows(top_k, rerank);
+        // With estimated raw scores, only the survivors are exact, and only they can rank.
+        let survivors = self.estimated.then(|| self.survivors(&unmatched, top_k, rerank, &dates));
+        let mut finals = std::mem::take(&mut self.scratch.finals);
+        finals.clear();
+        finals.resize(self.scratch.matched.len(), f64::NEG_INFINITY);
+        let mut best = Best::new(top_k);
+        let mut rank_row = |m: usize| {
+            let (Some(&slot), Some(&raw)) = (self.scratch.matched.get(m), self.scratch.raws.get(m)) else { return };
+            let lexical = self.lexical(raw);
+            let adjustment = if rerank { self.adjustment(m, slot, &dates) } else { 0.0 };
+            if lexical <= 0.0 && adjustment <= SOURCE_GROUNDED {
+                return;
+            }
+            let final_score = lexical + adjustment;
+            best.offer(final_score);
+            if let Some(cell) = finals.get_mut(m) {
+                *cell = final_score;
+            }
+        };
+        match &survivors {
+            Some(survivors) => survivors.iter().for_each(|&m| rank_row(m)),
+            None => (0..self.scratch.matched.len()).for_each(rank_row),
+        }
+        unmatched.iter().for_each(|row| best.offer(row.final_score));
+        let mut finalists = match best.kth() {
+            Some(kth) => self.finalists(&finals, &unmatched, Band::around(kth), top_k, &dates, rerank),
+            None => Vec::new(),
+        };
+        self.scratch.finals = finals;
         for row in &mut finalists {
             row.final_score = round6(row.final_score);
         }
-        let order = |a: &Row, b: &Row| self.order(a, b);
-        finalists.sort_by(order);
+        let index = self.index;
+        finalists.sort_by(|a, b| {
+            b.final_score.total_cmp(&a.final_score).then_with(|| index.rank(a.slot).cmp(&index.rank(b.slot)))
+        });
         finalists.truncate(top_k);
         finalists.iter().filter_map(|row| self.hit(row, &long, &dates, rerank)).collect()
     }
 
-    /// Add the first `top_k` candidates holding no query term, with refs and without,
-    /// in (path, line, id) order: no other such candidate can rank above them.
-    fn push_unmatched(&self, rows: &mut Vec<Row>, top_k: usize, rerank: bool) {
-        let lexical = self.lexical(self.base);
-        if lexical <= 0.0 || self.candidates.docs <= self.matched.len() as u64 {
-            return;
+    /// The rows of the result, unrounded and unsorted: those rounding above the band,
+    /// then those in it, first in (path, line, id) order (see [`select`]).
+    fn finalists(
+        &self,
+        finals: &[f64],
+        unmatched: &[Row],
+        band: Band,
+        top_k: usize,
+        dates: &[&str],
+        rerank: bool,
+    ) -> Vec<Row> {
+        let mut rows: Vec<Row> = Vec::with_capacity(top_k);
+        // (rank, m) of the matched rows in the band.
+        let mut tied: Vec<(u32, usize)> = Vec::new();
+        let mut tied_unmatched: Vec<Row> = Vec::new();
+        for (m, &final_score) in finals.iter().enumerate() {
+            if final_score < band.low {
+                continue;
+            }
+            let Some(&slot) = self.scratch.matched.get(m) else { continue };
+            if final_score >= band.high {
+                rows.extend(self.matched_row(m, slot, dates, rerank));
+            } else {
+                tied.push((self.index.rank(slot), m));
+            }
         }
-        let mut taken = [0usize; 2];
+        for row in unmatched.iter().filter(|row| row.final_score >= band.low) {
+            if row.final_score >= band.high { rows.push(*row) } else { tied_unmatched.push(*row) }
+        }
+        // Fewer than `top_k` rows round above the band; the band fills the rest in
+        // (path, line, id) order, and no unmatched row precedes the ones offered.
+        let need = top_k.saturating_sub(rows.len());
+        if tied.len() > need {
+            if let Some(last) = need.checked_sub(1) {
+                tied.select_nth_unstable_by_key(last, |&(rank, _)| rank);
+            }
+            tied.truncate(need);
+        }
+        for (_, m) in tied {
+            if let Some(&slot) = self.scratch.matched.get(m) {
+                rows.extend(self.matched_row(m, slot, dates, rerank));
+            }
+        }
+        rows.extend(tied_unmatched);
+        rows
+    }
+
+    /// The row of matched candidate `m` (the same floats as the first pass computed).
+    fn matched_row(&self, m: usize, slot: u32, dates: &[&str], rerank: bool) -> Option<Row> {
+        let raw = *self.scratch.raws.get(m)?;
+        let lexical = self.lexical(raw);
+        let adjustment = if rerank { self.adjustment(m, slot, dates) } else { 0.0 };
+        Some(Row { slot, matched: true, raw, lexical, adjustment, final_score: lexical + adjustment })
+    }
+
+    /// The first `top_k` candidates holding no query term, with refs and without, in
+    /// (path, line, id) order: no other such candidate can rank above them. Once `top_k`
+    /// with refs are found, none without can rank above them either.
+    fn unmatched_rows(&self, top_k: usize, rerank: bool) -> Vec<Row> {
+        let mut rows = Vec::new();
+        let lexical = self.lexical(self.base);
+        let unmatched = self.candidates.docs.saturating_sub(self.scratch.matched.len() as u64);
+        if lexical <= 0.0 || unmatched == 0 {
+            return rows;
+        }
+        let (mut taken, mut visited) = ([0usize; 2], 0u64);
         'files: for file in self.index.files().values() {
             for slot in file.range() {
-                if self.seen.get(slot as usize) != Some(&UNSEEN) || !self.candidates.set.contains(slot) {
+                if self.scratch.seen.get(slot as usize) != Some(&UNSEEN) || !self.candidates.set.contains(slot) {
                     continue;
                 }
+                visited += 1;
                 let grounded = rerank && self.index.is_grounded(slot);
                 let group = usize::from(grounded);
                 if let Some(taken) = taken.get_mut(group).filter(|n| **n < top_k) {
                     *taken += 1;
                     let adjustment = if grounded { SOURCE_GROUNDED } else { 0.0 };
                     let final_score = lexical + adjustment;
-                    rows.push(Row { slot, matched: None, raw: self.base, lexical, adjustment, final_score });
+                    rows.push(Row { slot, matched: false, raw: self.base, lexical, adjustment, final_score });
                 }
-                if taken.iter().all(|n| *n >= top_k) {
+                // With rerank, rows with refs (group 1) outrank all others; without, all are group 0.
+                let best_group = usize::from(rerank);
+                if taken.get(best_group).is_some_and(|n| *n >= top_k) || visited >= unmatched {
                     break 'files;
                 }
             }
         }
+        rows
     }
 
-    fn rule_hits(&self, m: usize, slot: u32, long: &[(usize, &str)], dates: &[&str]) -> RuleHits {
-        let row = self.row(m);
-        let flag = |term: usize, test: fn(Posting) -> bool| row.get(term).is_some_and(|p| test(*p));
-        // Only a query with a date needs the event itself; everything else is in bits.
+    /// The rule adjustment of matched candidate `m` (after [`Self::count_long_terms`]):
+    /// looked up by its counts when the query has no date, which is all the rules need then.
+    fn adjustment(&self, m: usize, slot: u32, dates: &[&str]) -> f64 {
+        if dates.is_empty() {
+            let count = |counts: &[u8]| counts.get(m).map_or(0, |n| usize::from(*n));
+            let side = self.long_count + 1;
+            let at = (count(&self.scratch.exact_terms) * side + count(&self.scratch.path_heading_terms)) * 2
+                + usize::from(self.index.is_grounded(slot));
+            if let Some(&adjustment) = self.adjustments.get(at) {
+                return adjustment;
+            }
+        }
+        self.rule_hits(m, slot, dates).adjustment()
+    }
+
+    /// The rules matched candidate `m` meets (after [`Self::count_long_terms`]).
+    fn rule_hits(&self, m: usize, slot: u32, dates: &[&str]) -> RuleHits {
+        // Only a query with a date needs the event itself; everything else is in arrays.
         let date = !dates.is_empty()
             && self.index.slot(slot).and_then(|entry| entry.event.date.as_deref()).is_some_and(|d| dates.contains(&d));
         RuleHits {
-            exact_terms: long.iter().filter(|(term, _)| flag(*term, Posting::in_content)).count(),
-            path_heading_terms: long.iter().filter(|(term, _)| flag(*term, Posting::in_path_heading)).count(),
+            exact_terms: self.scratch.exact_terms.get(m).map_or(0, |n| usize::from(*n)),
+            path_heading_terms: self.scratch.path_heading_terms.get(m).map_or(0, |n| usize::from(*n)),
             date,
             grounded: self.index.is_grounded(slot),
         }
-    }
-
-    fn order(&self, a: &Row, b: &Row) -> Ordering {
-        let key = |row: &Row| {
-            self.index.slot(row.slot).map(|entry| (&entry.event.path, entry.event.line, &entry.event.event_id))
-        };
-        b.final_score.total_cmp(&a.final_score).then_with(|| key(a).cmp(&key(b)))
     }
 
     fn hit(&self, row: &Row, long: &[(usize, &str)], dates: &[&str], rerank: bool) -> Option<Hit> {
         let event = &self.index.slot(row.slot)?.event;
         let rule_features = if !rerank {
             Vec::new()
-        } else if let Some(m) = row.matched {
-            let cells = self.row(m);
-            let with = |test: fn(Posting) -> bool| -> Vec<&str> {
-                long.iter().filter(|(term, _)| cells.get(*term).is_some_and(|p| test(*p))).map(|(_, t)| *t).collect()
+        } else if row.matched {
+            let with = |test: fn(Occurrence) -> bool| -> Vec<&str> {
+                long.iter()
+                    .filter(|(term, _)| self.terms.get(*term).is_some_and(|t| test(t.occurrence(row.slot))))
+                    .map(|(_, text)| *text)
+                    .collect()
             };
             let date = event.date.as_deref().filter(|date| dates.contains(date));
-            rule_features(&with(Posting::in_content), &with(Posting::in_path_heading), date, !event.refs.is_empty())
+            rule_features(
+                &with(Occurrence::in_content),
+                &with(Occurrence::in_path_heading),
+                date,
+                !event.refs.is_empty(),
+            )
         } else {
             rule_features(&[], &[], None, !event.refs.is_empty())
         };
@@ -357,24 +552,28 @@ impl<'i> QueryRun<'i> {
     }
 }
 
-/// The rows that can still be among the best `top_k` once scores are rounded.
-///
-/// Rounding is monotone and moves a value by at most 5·10⁻⁷, so a row whose unrounded
-/// score is more than 10⁻⁶ below the `top_k`-th best unrounded score rounds strictly
-/// below at least `top_k` rows and can never rank among them. Only the survivors are
-/// rounded and fully sorted, which keeps a query over many matches cheap.
-fn finalists(mut rows: Vec<Row>, top_k: usize) -> Vec<Row> {
-    if rows.len() <= top_k {
-        return rows;
+/// `weight`'s score for `tf` occurrences in a document of `length` tokens, memoised in
+/// `memo` for small tf and lengths (most documents share them; the same expression gives
+/// the same float).
+fn memoised_score(memo: &mut [f64], term: usize, weight: Bm25Weight, tf: u32, length: u32, average_len: f64) -> f64 {
+    let compute = || weight.score_with_norm(tf, length_norm(length, average_len));
+    if tf == 0 || tf > MEMO_TF || length >= MEMO_LEN {
+        return compute();
     }
-    let mut scores: Vec<f64> = rows.iter().map(|row| row.final_score).collect();
-    let (_, kth, _) = scores.select_nth_unstable_by(top_k - 1, |a, b| b.total_cmp(a));
-    // 2·10⁻⁶ leaves room for the float error of the bound itself.
-    let floor = *kth - 2e-6;
-    rows.retain(|row| row.final_score >= floor);
-    rows
+    let at = (term * MEMO_TF as usize + (tf - 1) as usize) * MEMO_LEN as usize + length as usize;
+    match memo.get_mut(at) {
+        Some(cached) if cached.is_nan() => {
+            *cached = compute();
+            *cached
+        }
+        Some(cached) => *cached,
+        None => compute(),
+    }
 }
 
+mod bounded;
 mod explain;
+mod scratch;
+mod select;
 #[cfg(test)]
 mod tests;

@@ -7,39 +7,51 @@
 use std::collections::{HashMap, HashSet};
 
 use super::Index;
+use crate::bitset::BitSet;
 use crate::event::{FileKind, Trust};
-use crate::filter::speaker_mask;
 use crate::fxhash::FxBuildHasher;
 
 impl Index {
     /// v2 preference, then topic trust resolution, then the live totals.
     pub(super) fn resolve(&mut self) {
+        let has = |kind: FileKind| self.files.keys().any(|path| FileKind::of(path) == Some(kind));
+        // Each rule reads every event of one kind, so it is skipped when a workspace has
+        // no file it applies to (no legacy archives, no topics): a refresh then costs
+        // one walk over the slots.
+        let (has_legacy, has_topics) = (has(FileKind::LegacySource), has(FileKind::Topic));
         // FxHash: this runs over every event after every refresh, and ids are short.
         let mut v2_ids: HashSet<&str, FxBuildHasher> = HashSet::default();
-        for entry in self.slots.iter().flatten() {
-            if entry.kind == FileKind::V2Source {
-                v2_ids.insert(&entry.event.event_id);
+        if has_legacy {
+            for entry in self.slots.iter().flatten() {
+                if entry.kind == FileKind::V2Source {
+                    v2_ids.insert(&entry.event.event_id);
+                }
             }
         }
-        let mut shadowed: Vec<u32> = Vec::new();
+        let mut shadowed = BitSet::with_len(self.slots.len());
         // Source trust by id, in path order so that a repeated id resolves the same way
         // whatever order files arrived in (the last one wins, as in a Python dict).
         let mut source_trust: HashMap<&str, Trust, FxBuildHasher> = HashMap::default();
-        for file in self.files.values() {
-            for slot in file.range() {
-                let Some(entry) = self.slots.get(slot as usize).and_then(Option::as_ref) else { continue };
-                match entry.kind {
-                    FileKind::LegacySource if v2_ids.contains(entry.event.event_id.as_str()) => shadowed.push(slot),
-                    FileKind::LegacySource | FileKind::V2Source => {
-                        source_trust.insert(&entry.event.event_id, entry.event.trust_state);
+        if has_legacy || has_topics {
+            for file in self.files.values() {
+                for slot in file.range() {
+                    let Some(entry) = self.slots.get(slot as usize).and_then(Option::as_ref) else { continue };
+                    match entry.kind {
+                        FileKind::LegacySource if v2_ids.contains(entry.event.event_id.as_str()) => {
+                            shadowed.set(slot, true);
+                        }
+                        FileKind::LegacySource | FileKind::V2Source if has_topics => {
+                            source_trust.insert(&entry.event.event_id, entry.event.trust_state);
+                        }
+                        FileKind::LegacySource | FileKind::V2Source | FileKind::Topic => {}
                     }
-                    FileKind::Topic => {}
                 }
             }
         }
         let mut topic_trust: Vec<(u32, Trust)> = Vec::new();
-        for (slot, entry) in (0u32..).zip(&self.slots) {
-            let Some(entry) = entry.as_ref().filter(|entry| entry.kind == FileKind::Topic) else { continue };
+        let topic_files = self.files.iter().filter(|(path, _)| FileKind::of(path) == Some(FileKind::Topic));
+        for slot in topic_files.flat_map(|(_, file)| file.range()) {
+            let Some(entry) = self.slots.get(slot as usize).and_then(Option::as_ref) else { continue };
             let refs = &entry.event.refs;
             let trust = if refs.is_empty() {
                 Trust::Unknown
@@ -55,10 +67,9 @@ impl Index {
                 entry.event.trust_state = trust;
             }
         }
-        let shadowed: HashSet<u32, FxBuildHasher> = shadowed.into_iter().collect();
         let (mut docs, mut tokens) = (0u64, 0u64);
         for (slot, entry) in (0u32..).zip(&self.slots) {
-            let live = entry.is_some() && !shadowed.contains(&slot);
+            let live = entry.is_some() && !shadowed.contains(slot);
             self.live.set(slot, live);
             if live {
                 docs += 1;
@@ -67,7 +78,17 @@ impl Index {
         }
         self.live_docs = docs;
         self.live_tokens = tokens;
-        self.speaker_masks =
-            self.slots.iter().map(|entry| entry.as_ref().map_or(0, |entry| speaker_mask(&entry.speakers))).collect();
+        // A file's slots are in (line, event id) order and files are walked in path order.
+        self.ranks.clear();
+        self.ranks.resize(self.slots.len(), u32::MAX);
+        let mut next = 0u32;
+        for file in self.files.values() {
+            for slot in file.range() {
+                if let Some(rank) = self.ranks.get_mut(slot as usize) {
+                    *rank = next;
+                    next = next.saturating_add(1);
+                }
+            }
+        }
     }
 }

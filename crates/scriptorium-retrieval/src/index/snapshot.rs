@@ -59,21 +59,26 @@ impl Index {
                 encode_event(&mut out, &entry.event, stored_trust(entry));
             }
         }
-        let terms: Vec<(&str, &Vec<Posting>)> = self
+        // Postings of removed files point at slots without an event: not stored.
+        let terms: Vec<(&str, Vec<(u32, u32)>)> = self
             .dictionary
             .iter()
-            .filter_map(|(text, &id)| Some((&**text, self.postings.get(id as usize)?)))
-            .filter(|(_, list)| !list.is_empty())
+            .filter_map(|(text, &id)| {
+                let list = self.postings.get(id as usize)?;
+                let kept: Vec<(u32, u32)> = (list.iter())
+                    .filter_map(|p| Some((remap.get(p.slot as usize).copied().filter(|s| *s != NO_SLOT)?, p.packed)))
+                    .collect();
+                (!kept.is_empty()).then_some((&**text, kept))
+            })
             .collect();
         out.usize(terms.len());
         for (text, list) in terms {
             out.str(text);
             out.usize(list.len());
             let mut previous = 0u32;
-            for posting in list {
-                let slot = remap.get(posting.slot as usize).copied().unwrap_or(NO_SLOT);
+            for (slot, packed) in list {
                 out.u64(u64::from(slot.wrapping_sub(previous)));
-                out.u64(u64::from(posting.packed));
+                out.u64(u64::from(packed));
                 previous = slot;
             }
         }
@@ -111,8 +116,14 @@ impl Index {
             for slot in first..end {
                 let length = input.u32()?;
                 let event = decode_event(&mut input, &path)?;
+                // Search breaks ties by slot order, which must be (line, event id) order.
+                let previous = index.slots.last().and_then(Option::as_ref).filter(|_| slot > first);
+                if previous.is_some_and(|p| (p.event.line, &p.event.event_id) > (event.line, &event.event_id)) {
+                    return Err(Damaged("events out of order"));
+                }
                 index.grounded.set(slot, !event.refs.is_empty());
                 let speakers = event_speakers(&event);
+                index.add_speakers(slot, &speakers);
                 index.slots.push(Some(Slot { event, kind, speakers }));
                 index.lengths.push(length);
             }

@@ -1,9 +1,8 @@
 //! The parts of one event's raw BM25+ score, term by term (tantivy's `Explanation`),
 //! for debugging a ranking.
 
-use super::{QueryRun, UNSEEN};
+use super::QueryRun;
 use crate::bm25::Explanation;
-use crate::index::Posting;
 
 impl QueryRun<'_> {
     /// How the raw score of the live candidate `event_id` is made, or `None` when it is
@@ -16,15 +15,11 @@ impl QueryRun<'_> {
             .flat_map(|file| self.index.live_slots(*file))
             .find(|(slot, entry)| entry.event.event_id == event_id && self.candidates.set.contains(*slot))?;
         let doc_len = self.index.length(slot);
-        let cells: Vec<Posting> = match self.seen.get(slot as usize).filter(|m| **m != UNSEEN) {
-            Some(&m) => self.row(m as usize).to_vec(),
-            None => vec![Posting::ABSENT; self.terms.len()],
-        };
         let mut total = 0.0;
         let mut parts = Vec::new();
         for &term in &self.positions {
             let Some(query_term) = self.terms.get(term) else { continue };
-            let tf = cells.get(term).map_or(0, |p| p.tf());
+            let tf = query_term.occurrence(slot).tf();
             match query_term.weight {
                 Some(weight) => {
                     total += weight.score(tf, doc_len);

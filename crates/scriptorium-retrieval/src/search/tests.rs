@@ -142,6 +142,60 @@ fn matches_the_reference_world_exactly() {
     }
 }
 
+/// Many events sharing words, so that scores tie or nearly tie across the `top_k` cut,
+/// in several files (rank order crosses files).
+fn crowded_world() -> (Index, Vec<MemoryEvent>) {
+    const PARTS: &[&str] = &["预算", "跟踪器", "重试", "索引", "budget", "tracker", "retry", "会议"];
+    let mut files: Vec<(&str, Vec<MemoryEvent>)> = Vec::new();
+    for (f, path) in ["sources/p/_v2/a.md", "sources/p/_v2/b.md", "topics/c.md"].into_iter().enumerate() {
+        let events = (0..40)
+            .map(|n: usize| {
+                let words: Vec<&str> = (0..1 + n % 4).map(|k| PARTS[(n * 3 + k * 5 + f) % PARTS.len()]).collect();
+                let refs: &[&str] = if n.is_multiple_of(3) { &[] } else { &["p/a/1"] };
+                event(path, n + 1, &format!("e{n:02}"), &words.join(" "), refs)
+            })
+            .collect();
+        files.push((path, events));
+    }
+    let index = index_of(&files);
+    let live = index.events().cloned().collect();
+    (index, live)
+}
+
+#[test]
+fn long_queries_rank_exactly_like_brute_force() {
+    let (index, live) = crowded_world();
+    // More than `EXACT_TOKENS_MAX` tokens: scored by estimate, then exactly where it matters.
+    for query in [
+        "预算跟踪器重试 索引 budget",
+        "跟踪器跟踪器重试重试 tracker retry retry",
+        "会议预算 会议预算 budget budget tracker",
+        "budget",
+        "retry tracker",
+    ] {
+        for top_k in [1, 3, 8, 20, 50] {
+            for rerank in [true, false] {
+                let options = Bm25Options { top_k, rerank, filters: Filters::default() };
+                let got = rows(&index.search(query, &options).expect("search"));
+                assert_eq!(got, naive_search(&live, query, &options), "{query} top {top_k} rerank {rerank}");
+            }
+        }
+    }
+}
+
+#[test]
+fn reused_buffers_do_not_leak_between_indexes() {
+    // The same thread queries a large index, then a small one with other lengths.
+    let (crowded, _) = crowded_world();
+    let small = small_world();
+    let query = "预算跟踪器重试 索引 budget garden sensor berlin";
+    let before = rows(&small.search(query, &Bm25Options::default()).expect("search"));
+    assert!(!crowded.search(query, &Bm25Options::default()).expect("search").is_empty());
+    assert_eq!(rows(&small.search(query, &Bm25Options::default()).expect("search")), before);
+    let live: Vec<MemoryEvent> = small.events().cloned().collect();
+    assert_eq!(before, naive_search(&live, query, &Bm25Options::default()));
+}
+
 const WORDS: &[&str] =
     &["berlin", "garden", "sensor", "cat", "miso", "ok", "京都", "公寓", "成本", "2024-01-02", "tea", "x"];
 const PATHS: &[&str] = &["topics/a.md", "topics/b/c.md", "topics/b_d.md", "sources/p/_v2/t.md", "sources/p/t.md"];
