@@ -18,6 +18,7 @@ mod message;
 mod read;
 mod refs;
 mod snapshot;
+mod stat_cache;
 mod verify;
 
 #[cfg(test)]
@@ -29,7 +30,8 @@ use gix::ObjectId;
 
 use self::layout::Identity;
 use self::refs::{Head, RefValue};
-use self::snapshot::{Snapshot, commit_failed};
+use self::snapshot::{Snapshot, Stats, commit_failed};
+use self::stat_cache::StatCache;
 use crate::error::{Error, ErrorCode};
 use crate::journal::Changes;
 
@@ -89,6 +91,8 @@ pub struct PreparedCommit<'h> {
     tree: ObjectId,
     summary: String,
     signature: gix::actor::Signature,
+    /// The stat of the files on disk the tree holds, for the index.
+    stats: Stats,
 }
 
 impl History {
@@ -168,18 +172,21 @@ impl History {
     pub fn prepare(&self, message: &str, changes: &Changes) -> Result<Option<PreparedCommit<'_>>, Error> {
         let summary = sanitize_message(message);
         let parent = self.head_id().map_err(|why| Error::new(ErrorCode::GitCommitFailed, why))?;
-        let (parent_tree, keep) = match parent {
+        let (parent_tree, keep, cache) = match parent {
             Some(id) => {
                 let tree = self.commit_tree(id).map_err(commit_failed("read the HEAD commit"))?;
-                (Some(tree), self.kept_entries(tree).map_err(commit_failed("read the HEAD tree"))?)
+                let keep = self.kept_entries(tree).map_err(commit_failed("read the HEAD tree"))?;
+                // The cache only saves work: a tree it cannot read means no cache.
+                let cache = self.blobs(tree).map(|head| StatCache::load(&self.git_dir, &head)).unwrap_or_default();
+                (Some(tree), keep, cache)
             }
-            None => (None, Vec::new()),
+            None => (None, Vec::new(), StatCache::default()),
         };
         let mut snapshot = Snapshot::scan(&self.root).map_err(|error| {
             Error::new(ErrorCode::GitCommitFailed, format!("cannot list the memory files: {error}")).with_source(error)
         })?;
         snapshot.apply(changes)?;
-        let tree = snapshot.write_tree(&self.repo, keep)?;
+        let (tree, stats) = snapshot.write_tree(&self.repo, keep, &cache)?;
         if parent_tree == Some(tree) {
             return Ok(None);
         }
@@ -194,7 +201,7 @@ impl History {
             extra_headers: Vec::new(),
         };
         let id = self.repo.write_object(&commit).map_err(commit_failed("write the commit"))?.detach();
-        Ok(Some(PreparedCommit { history: self, id, parent, tree, summary, signature }))
+        Ok(Some(PreparedCommit { history: self, id, parent, tree, summary, signature, stats }))
     }
 
     /// The newest commits, newest first, following first parents from `HEAD`, at most
@@ -258,6 +265,28 @@ impl History {
             .collect())
     }
 
+    /// Every blob of `tree` under the memory paths: workspace-relative path → id.
+    fn blobs(&self, tree: ObjectId) -> Result<std::collections::BTreeMap<String, ObjectId>, gix::Error> {
+        let mut blobs = std::collections::BTreeMap::new();
+        let mut pending = vec![(String::new(), tree)];
+        while let Some((prefix, id)) = pending.pop() {
+            let tree = self.repo.find_tree(id)?;
+            for entry in tree.decode()?.entries {
+                let Ok(name) = std::str::from_utf8(entry.filename) else { continue };
+                if prefix.is_empty() && !HISTORY_PATHS.contains(&name) {
+                    continue;
+                }
+                let path = if prefix.is_empty() { name.to_owned() } else { format!("{prefix}/{name}") };
+                if entry.mode.is_tree() {
+                    pending.push((path, entry.oid.to_owned()));
+                } else if entry.mode.is_blob() {
+                    blobs.insert(path, entry.oid.to_owned());
+                }
+            }
+        }
+        Ok(blobs)
+    }
+
     /// Who commits, now, in the local time zone (as `git commit` records it).
     fn signature(&self) -> gix::actor::Signature {
         gix::actor::Signature {
@@ -295,10 +324,17 @@ impl History {
         Ok(())
     }
 
-    /// Rewrite the index from `tree`, so that `git status` in the workspace is clean.
-    /// The index is a cache (Git rebuilds it from `HEAD`); nothing here depends on it.
-    fn write_index(&self, tree: ObjectId) -> Result<(), gix::Error> {
+    /// Rewrite the index from `tree`, so that `git status` in the workspace is clean,
+    /// with the stat of each file in `stats` (the others get none, so the next commit
+    /// reads them). The index is a cache (Git rebuilds it from `HEAD`); the next commit
+    /// trusts it only where it agrees with `HEAD` ([`StatCache`]).
+    fn write_index(&self, tree: ObjectId, stats: &Stats) -> Result<(), gix::Error> {
         let mut index = self.repo.index_from_tree(&tree)?;
+        for (entry, path) in index.entries_mut_with_paths() {
+            if let Some(stat) = std::str::from_utf8(path).ok().and_then(|path| stats.get(path)) {
+                entry.stat = *stat;
+            }
+        }
         index.write(gix::index::write::Options::default())
     }
 }
@@ -346,7 +382,7 @@ impl PreparedCommit<'_> {
             .map_err(commit_failed("move the branch"))?;
         // Best-effort: a stale index only makes `git status` noisy; verification rebuilds
         // a damaged one.
-        let _ = self.history.write_index(self.tree);
+        let _ = self.history.write_index(self.tree, &self.stats);
         Ok(self.id.to_string())
     }
 }

@@ -5,18 +5,22 @@
 use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::time::SystemTime;
 
 use gix::ObjectId;
+use gix::index::entry::Stat;
 use gix::objs::tree::{Entry, EntryKind};
 
 use super::HISTORY_PATHS;
+use super::stat_cache::{StatCache, settled, stat_of};
 use crate::error::{Error, ErrorCode};
 use crate::journal::Changes;
 
 /// Where one file's bytes come from.
 enum Content<'c> {
-    /// A regular file on disk, read when the blob is written.
-    Disk(PathBuf),
+    /// A regular file on disk, with its stat from the scan, read when the blob is
+    /// written unless the stat cache knows its blob.
+    Disk(PathBuf, std::fs::Metadata),
     /// Bytes staged by the transaction and not installed yet.
     Staged(&'c [u8]),
 }
@@ -80,17 +84,25 @@ impl<'c> Snapshot<'c> {
         }
     }
 
-    /// Write every blob and tree and return the root tree's id. `keep` holds top-level
-    /// entries of the parent commit's tree outside the memory paths (a file someone
-    /// committed by hand): `git add -A -- <memory paths>` leaves those alone, so do we.
-    pub(super) fn write_tree(&self, repo: &gix::Repository, keep: Vec<Entry>) -> Result<ObjectId, Error> {
+    /// Write every blob and tree and return the root tree's id, with the stat of each
+    /// file on disk whose blob is known and settled (for the next index). `keep` holds
+    /// top-level entries of the parent commit's tree outside the memory paths (a file
+    /// someone committed by hand): `git add -A -- <memory paths>` leaves those alone, so
+    /// do we. A file on disk whose stat matches `cache` is not read again.
+    pub(super) fn write_tree(
+        &self,
+        repo: &gix::Repository,
+        keep: Vec<Entry>,
+        cache: &StatCache,
+    ) -> Result<(ObjectId, Stats), Error> {
         let mut top = Dir::default();
         for (path, content) in &self.files {
-            top.insert(path, content);
+            top.insert(path, path, content);
         }
+        let mut writer = Writer { repo, cache, now: SystemTime::now(), stats: Stats::new() };
         let mut entries = keep;
-        entries.extend(top.entries(repo)?);
-        write_entries(repo, entries)
+        entries.extend(top.entries(&mut writer)?);
+        Ok((write_entries(repo, entries)?, writer.stats))
     }
 }
 
@@ -119,13 +131,26 @@ fn is_refused_name(name: &str) -> bool {
 
 /// Add the regular files at or below `path` (named `relative`) to `files`.
 fn walk(path: &Path, relative: String, files: &mut BTreeMap<String, Content<'_>>) -> io::Result<()> {
-    let kind = match std::fs::symlink_metadata(path) {
-        Ok(metadata) => metadata.file_type(),
+    let metadata = match std::fs::symlink_metadata(path) {
+        Ok(metadata) => metadata,
         Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(()),
         Err(error) => return Err(error),
     };
+    add(path, relative, metadata, files)
+}
+
+/// Add the file or directory at `path` (named `relative`, with `metadata` not following
+/// symlinks) to `files`. Entries are stat'ed relative to their directory
+/// (`DirEntry::metadata`), which spares the kernel a walk of the whole path per file.
+fn add(
+    path: &Path,
+    relative: String,
+    metadata: std::fs::Metadata,
+    files: &mut BTreeMap<String, Content<'_>>,
+) -> io::Result<()> {
+    let kind = metadata.file_type();
     if kind.is_file() {
-        files.insert(relative, Content::Disk(path.to_owned()));
+        files.insert(relative, Content::Disk(path.to_owned(), metadata));
     } else if kind.is_dir() {
         for entry in std::fs::read_dir(path)? {
             let entry = entry?;
@@ -133,47 +158,87 @@ fn walk(path: &Path, relative: String, files: &mut BTreeMap<String, Content<'_>>
             if is_refused_name(&name) {
                 continue;
             }
-            walk(&entry.path(), format!("{relative}/{name}"), files)?;
+            let metadata = match entry.metadata() {
+                Ok(metadata) => metadata,
+                Err(error) if error.kind() == io::ErrorKind::NotFound => continue,
+                Err(error) => return Err(error),
+            };
+            add(&entry.path(), format!("{relative}/{name}"), metadata, files)?;
         }
     }
     Ok(())
 }
 
-/// One directory of the tree being built.
+/// Workspace-relative path → stat, of the files on disk whose blob a commit holds.
+pub(super) type Stats = BTreeMap<String, Stat>;
+
+/// What writing blobs needs besides the tree: the repository, the stat cache, the time
+/// the writing started (for [`settled`]), and the stats gathered for the next index.
+struct Writer<'w> {
+    repo: &'w gix::Repository,
+    cache: &'w StatCache,
+    now: SystemTime,
+    stats: Stats,
+}
+
+impl Writer<'_> {
+    /// The blob id of one file, writing the blob unless the stat cache knows it.
+    /// `None` if the file vanished since the scan.
+    fn blob(&mut self, path: &str, content: &Content<'_>) -> Result<Option<ObjectId>, Error> {
+        if let Content::Disk(_, metadata) = content {
+            let stat = stat_of(metadata);
+            if let Some(id) = self.cache.lookup(path, &stat) {
+                self.stats.insert(path.to_owned(), stat);
+                return Ok(Some(id));
+            }
+        }
+        let Some(bytes) = content.read()? else { return Ok(None) };
+        let id = self.repo.write_blob(&bytes).map_err(commit_failed("write a blob"))?.detach();
+        // The stat was taken before the read: a later change shows as a new stat, unless
+        // it lands within the timestamp granularity, hence `settled`.
+        if let Content::Disk(_, metadata) = content
+            && settled(metadata, self.now)
+        {
+            self.stats.insert(path.to_owned(), stat_of(metadata));
+        }
+        Ok(Some(id))
+    }
+}
+
+/// One directory of the tree being built: files as (name, full path, content).
 #[derive(Default)]
 struct Dir<'s> {
-    files: Vec<(&'s str, &'s Content<'s>)>,
+    files: Vec<(&'s str, &'s str, &'s Content<'s>)>,
     dirs: BTreeMap<&'s str, Dir<'s>>,
 }
 
 impl<'s> Dir<'s> {
-    fn insert(&mut self, path: &'s str, content: &'s Content<'s>) {
+    fn insert(&mut self, path: &'s str, full: &'s str, content: &'s Content<'s>) {
         match path.split_once('/') {
-            Some((dir, rest)) => self.dirs.entry(dir).or_default().insert(rest, content),
-            None => self.files.push((path, content)),
+            Some((dir, rest)) => self.dirs.entry(dir).or_default().insert(rest, full, content),
+            None => self.files.push((path, full, content)),
         }
     }
 
     /// Write the blobs and subtrees of this directory and return its entries. Empty
     /// directories vanish, as Git cannot hold them.
-    fn entries(&self, repo: &gix::Repository) -> Result<Vec<Entry>, Error> {
+    fn entries(&self, writer: &mut Writer<'_>) -> Result<Vec<Entry>, Error> {
         let mut entries = Vec::with_capacity(self.files.len() + self.dirs.len());
         for (name, dir) in &self.dirs {
-            let sub = dir.entries(repo)?;
+            let sub = dir.entries(writer)?;
             if !sub.is_empty() {
                 entries.push(Entry {
                     mode: EntryKind::Tree.into(),
                     filename: (*name).into(),
-                    oid: write_entries(repo, sub)?,
+                    oid: write_entries(writer.repo, sub)?,
                 });
             }
         }
-        for (name, content) in &self.files {
+        for (name, full, content) in &self.files {
             if self.dirs.contains_key(name) {
                 continue; // Unreachable by the invariant; a tree may not name one entry twice.
             }
-            let Some(bytes) = content.read()? else { continue };
-            let oid = repo.write_blob(&bytes).map_err(commit_failed("write a blob"))?.detach();
+            let Some(oid) = writer.blob(full, content)? else { continue };
             entries.push(Entry { mode: EntryKind::Blob.into(), filename: (*name).into(), oid });
         }
         Ok(entries)
@@ -186,7 +251,7 @@ impl Content<'_> {
     fn read(&self) -> Result<Option<std::borrow::Cow<'_, [u8]>>, Error> {
         match self {
             Content::Staged(bytes) => Ok(Some(std::borrow::Cow::Borrowed(bytes))),
-            Content::Disk(path) => match std::fs::read(path) {
+            Content::Disk(path, _) => match std::fs::read(path) {
                 Ok(bytes) => Ok(Some(std::borrow::Cow::Owned(bytes))),
                 Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(None),
                 Err(error) => {

@@ -23,7 +23,8 @@ use std::path::{Path, PathBuf};
 use gix::ObjectId;
 
 use super::refs::{self, Head, RefValue};
-use super::snapshot::Snapshot;
+use super::snapshot::{Snapshot, Stats};
+use super::stat_cache::StatCache;
 use super::{History, READY_MARKER, REPAIR_MESSAGE};
 
 /// Where object files that do not decode are set aside (never deleted: they are not empty).
@@ -123,7 +124,10 @@ impl History {
     /// blob (any history may name them, and they cost nothing).
     fn rederive(&self) -> Result<(), String> {
         let snapshot = Snapshot::scan(&self.root).map_err(|error| error.to_string())?;
-        snapshot.write_tree(&self.repo, Vec::new()).map_err(|error| error.message().to_owned())?;
+        // No stat cache: the point is to write every object again.
+        snapshot
+            .write_tree(&self.repo, Vec::new(), &StatCache::default())
+            .map_err(|error| error.message().to_owned())?;
         self.repo.write_object(gix::objs::Tree::empty()).map_err(|error| error.to_string())?;
         self.repo.write_blob([]).map_err(|error| error.to_string())?;
         Ok(())
@@ -218,7 +222,9 @@ impl History {
     /// Commit the current memory files as a parentless commit and point `target` at it.
     fn restart(&self, target: &str) -> Result<ObjectId, String> {
         let snapshot = Snapshot::scan(&self.root).map_err(|error| error.to_string())?;
-        let tree = snapshot.write_tree(&self.repo, Vec::new()).map_err(|error| error.message().to_owned())?;
+        let (tree, _) = snapshot
+            .write_tree(&self.repo, Vec::new(), &StatCache::default())
+            .map_err(|error| error.message().to_owned())?;
         let signature = self.signature();
         let commit = gix::objs::Commit {
             tree,
@@ -261,7 +267,7 @@ impl History {
     }
 
     fn rebuild_index(&self, head: ObjectId, report: &mut HistoryReport, what: &str) {
-        match self.commit_tree(head).and_then(|tree| self.write_index(tree)) {
+        match self.commit_tree(head).and_then(|tree| self.write_index(tree, &Stats::new())) {
             Ok(()) => report.repairs.push(what.to_owned()),
             Err(error) => report.problems.push(format!("cannot rebuild the index: {error}")),
         }

@@ -14,6 +14,7 @@ use super::super::verify::HistoryReport;
 use super::{TestResult, assert_fsck_clean, memory_files, sample};
 use crate::history::History;
 use crate::history::snapshot::Snapshot;
+use crate::history::stat_cache::StatCache;
 use crate::test_support::{TempDir, write_tree};
 
 /// A small deterministic generator (splitmix64), so that a failing seed replays.
@@ -143,7 +144,7 @@ fn trial(seed: u64, templates: &[Template]) -> Result<Outcome, Box<dyn std::erro
     let mut checker = super::super::verify::Checker::new(&history.repo, &git_dir);
     assert!(checker.commit(head), "{context}: HEAD {head} is not readable in full");
     let tree = history.commit_tree(head)?;
-    let current = Snapshot::scan(root)?.write_tree(&history.repo, Vec::new())?;
+    let (current, _) = Snapshot::scan(root)?.write_tree(&history.repo, Vec::new(), &StatCache::default())?;
     assert!(
         tree == current || template.checkpoints.contains(&tree),
         "{context}: HEAD's tree is neither the files' nor a checkpoint's"
