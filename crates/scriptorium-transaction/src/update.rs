@@ -101,7 +101,8 @@ impl Workspace {
         for (path, bytes) in &planned {
             changes.insert(path.clone(), Some(bytes.clone()));
         }
-        self.derive_into(derive, &normalized.files, &planned, &mut changes)?;
+        let master_removed = committed.contains_key(TOPIC_CORE) && !normalized.files.contains_key(TOPIC_CORE);
+        self.derive_into(derive, &normalized.files, &planned, master_removed, &mut changes)?;
         crate::crashpoint!("derive.built");
 
         let prepared = match &history {
@@ -135,12 +136,13 @@ impl Workspace {
 
     /// The derive step: run the promotion pass on the whole staged tree, then hand it to
     /// `derive` and add what both return (where it differs from the committed bytes) to
-    /// `changes`.
+    /// `changes`. `master_removed`: this transaction deletes `topics/core.md`.
     fn derive_into(
         &self,
         derive: &dyn Derive,
         topics: &BTreeMap<String, Vec<u8>>,
         planned: &BTreeMap<String, Vec<u8>>,
+        master_removed: bool,
         changes: &mut Changes,
     ) -> Result<(), Error> {
         let vfs = self.vfs();
@@ -156,6 +158,11 @@ impl Workspace {
             }
         }
         staged.extend(committed_derived.iter().map(|(path, bytes)| (path.clone(), bytes.clone())));
+        // Spec 01 §7.1: removing `topics/core.md` removes its render, which must not be
+        // promoted back as a hand-written root `core.md`.
+        if master_removed && staged.remove(ROOT_CORE).is_some() {
+            changes.insert(ROOT_CORE.to_owned(), None);
+        }
         // Install-time promotion (spec 01 §7.3): new topic files only, derived with the rest.
         for (path, bytes) in derive.promote(&staged) {
             if !path.starts_with("topics/") || staged.contains_key(&path) {
@@ -178,6 +185,9 @@ impl Workspace {
                     Error::new(ErrorCode::InvalidArgument, "the derive step wrote a non-derived path").with_path(path)
                 );
             }
+            if path == ROOT_CORE && master_removed {
+                continue;
+            }
             if committed_derived.get(&path) != bytes.as_ref() {
                 changes.insert(path, bytes);
             }
@@ -185,6 +195,11 @@ impl Workspace {
         Ok(())
     }
 }
+
+/// The master of the rendered `core.md` (spec 01 §7).
+const TOPIC_CORE: &str = "topics/core.md";
+/// The rendered, always-in-context file.
+const ROOT_CORE: &str = "core.md";
 
 /// An archive writer refusal: unreadable archives are I/O; the rest (an incomplete
 /// archive per decision Q4, colliding names, limits) reject the request's sources.

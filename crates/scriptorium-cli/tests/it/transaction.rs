@@ -142,3 +142,24 @@ fn check_repair_quarantines_an_unreadable_tail_and_then_passes_the_archive() -> 
     assert!(found, "the tail is not in the quarantine");
     Ok(())
 }
+
+#[test]
+fn deleting_the_core_master_of_a_reference_workspace_removes_its_render_for_good() -> TestResult {
+    // The reference wrote this workspace: a rendered core.md and no render report.
+    let ws = TempDir::new()?;
+    copy_tree(&vectors().join("transaction/core-render/after"), ws.path())?;
+    assert!(ws.path().join("core.md").exists());
+    let file = ws.write("edit.json", br#"[{"path": "topics/core.md", "action": "delete"}]"#)?;
+    let out = run(scriptorium(ws.path())
+        .args(["update", "--json", "--workspace"])
+        .arg(ws.path())
+        .arg("--changes")
+        .arg(&file))?;
+    assert_eq!(out.code, Some(0), "stdout {}\nstderr {}", out.stdout, out.stderr);
+    // Spec 01 §7.1: the render goes with its master and is not promoted back (§7.3).
+    assert!(!ws.path().join("core.md").exists(), "the stale render survived");
+    assert!(!ws.path().join("topics/core.md").exists(), "the render was promoted back");
+    let changed = out.json()?["changed_files"].clone();
+    assert!(changed.as_array().is_some_and(|c| c.contains(&serde_json::json!("core.md"))), "{changed}");
+    Ok(())
+}
