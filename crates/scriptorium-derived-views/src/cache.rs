@@ -1,33 +1,39 @@
-//! [`ViewsCache`]: the derived-view builder that remembers what it parsed, so that a
-//! long-lived process (the backend, a benchmark) re-parses only the topic files whose
-//! bytes changed since its last build. A fresh cache is a full rebuild, and
+//! [`ViewsCache`]: the derived-view builder that remembers what it parsed and rendered, so
+//! that a long-lived process (the backend, a benchmark) re-parses only the topic files
+//! whose bytes changed since its last build and re-renders only the view pieces their
+//! units touch ([`LiveViews`]). A fresh cache is a full rebuild, and
 //! [`DerivedViews::build`] is exactly that, so incremental and full builds share one code
 //! path and must agree byte for byte (the `incremental` property test checks it).
 //!
 //! Units of a file depend on the file and on the source archives its citations resolve
-//! against; any change under `sources/` therefore drops every cached topic (as the
-//! retrieval cache does). Duplicate ids across files are settled at merge time, the
-//! first file in component-wise path order winning, as `parse_tree` does.
+//! against; any change under `sources/` therefore drops every cached topic and the
+//! citation resolver (as the retrieval cache does). Duplicate ids across files are
+//! settled at merge time, the first file in component-wise path order winning, as
+//! `parse_tree` does; while any id is duplicated, or when `runtime.json` is not the one
+//! the last build wrote (its ranks order recent events), the views are rendered from
+//! every unit rather than patched.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::ops::Bound;
 
 use scriptorium_archive_format::trusted_source_ids;
-use scriptorium_topic_markdown::{ErrorCode as TopicCode, Mode, SourceLookup, SourceResolver, Unit, parse_tree};
+use scriptorium_topic_markdown::{ErrorCode as TopicCode, MemorySources, Mode, SourceResolver, Unit, parse_tree};
 use scriptorium_transaction::{CORE_REPORT_FILE, Derive, DerivedFiles, RuntimeState};
 
 use crate::core_render::{CoreRender, render_core};
 use crate::error::{Error, ErrorCode};
+use crate::live::{LiveViews, TreePos};
 use crate::migrate::{ROOT_CORE, TOPIC_CORE, migrate_root_core};
-use crate::order::assign_creation_order;
-use crate::recent::render_recent;
-use crate::relations::render_relations;
-use crate::timeline::{UnitEntries, assemble, unit_entries};
+use crate::order::{append_ranks, assign_creation_order};
+use crate::parsed::{ParsedFile, Topics};
+use crate::timeline::{UnitEntries, unit_entries};
 use crate::views::{Derived, DerivedViews};
 
 /// A [`DerivedViews`] builder that reuses the parsed units of unchanged topic files
 /// between builds. Interior mutability keeps it usable behind `&self`, as the
-/// [`Derive`] trait requires; it is not `Sync` (one writer at a time holds the lock).
+/// [`Derive`] trait requires; it is neither `Sync` (one writer at a time holds the lock)
+/// nor `Send` (the citation resolver it keeps is not).
 #[derive(Debug, Default)]
 pub struct ViewsCache {
     options: DerivedViews,
@@ -41,26 +47,27 @@ pub struct BuildStats {
     pub topics_parsed: usize,
     /// Topic files whose cached units were reused.
     pub topics_reused: usize,
+    /// Whether the last build patched the previous build's views with the changed files
+    /// (rather than rendering them from every unit, as after a source change, a
+    /// `runtime.json` written by someone else, or with a duplicate id).
+    pub views_patched: bool,
 }
 
 #[derive(Debug, Default)]
 struct State {
-    topics: HashMap<String, ParsedFile>,
+    topics: Topics,
     sources: HashMap<String, CachedSource>,
+    /// Every frame id the staged sources trust, kept with them.
+    trusted: HashSet<String>,
     core: Option<CachedCore>,
+    /// The citation resolver over the staged sources, dropped when any of them changes.
+    resolver: Option<SourceResolver<MemorySources>>,
+    /// The views of the last build, kept when it succeeded with unique ids.
+    views: Option<LiveViews>,
     /// The `runtime.json` bytes the last build wrote and the state they hold, so an
     /// unchanged file is not parsed again.
     runtime: Option<(Vec<u8>, RuntimeState)>,
     stats: BuildStats,
-}
-
-/// One topic file parsed on its own, strictly, with the timeline entries of each unit.
-#[derive(Debug)]
-struct ParsedFile {
-    bytes: Vec<u8>,
-    units: Vec<Unit>,
-    timeline: Vec<UnitEntries>,
-    violations: usize,
 }
 
 #[derive(Debug)]
@@ -76,15 +83,6 @@ struct CachedCore {
     pending: BTreeSet<String>,
     budget: usize,
     render: CoreRender,
-}
-
-/// The staged source archives, read one at a time by the resolver (never copied whole).
-struct StagedSources<'a>(&'a BTreeMap<String, Vec<u8>>);
-
-impl SourceLookup for StagedSources<'_> {
-    fn read_source(&self, path: &str) -> std::io::Result<Option<Vec<u8>>> {
-        Ok(self.0.get(path).filter(|_| path.starts_with("sources/")).cloned())
-    }
 }
 
 impl ViewsCache {
@@ -109,22 +107,26 @@ impl ViewsCache {
     /// # Errors
     /// As [`DerivedViews::build`].
     pub fn build(&self, staged: &BTreeMap<String, Vec<u8>>, runtime_dir: &str) -> Result<Derived, Error> {
-        let mut state = self.state.borrow_mut();
-        let mut topics: Vec<(&String, &Vec<u8>)> =
-            staged.iter().filter(|(path, _)| path.starts_with("topics/") && path.ends_with(".md")).collect();
-        // `parse_tree` orders files component by component (`a/z.md` before `a.md`).
-        topics.sort_by(|(a, _), (b, _)| a.split('/').cmp(b.split('/')));
-
-        if refresh_sources(&mut state.sources, staged) {
-            state.topics.clear();
+        let mut guard = self.state.borrow_mut();
+        let state = &mut *guard;
+        // The last build's views, put back only when this build completes.
+        let views = state.views.take();
+        let sources_changed = refresh_sources(&mut state.sources, staged);
+        if sources_changed {
+            state.topics = Topics::default();
+            state.trusted = state.sources.values().flat_map(|s| s.trusted.iter().cloned()).collect();
         }
-        let live: HashSet<&str> = topics.iter().map(|(path, _)| path.as_str()).collect();
-        state.topics.retain(|path, _| live.contains(path.as_str()));
-        let resolver = SourceResolver::new(StagedSources(staged));
+        // The resolver keeps what it scanned of each archive, so it lives as long as they
+        // stay the same; it is made on the first parse that needs it.
+        let mut resolver = state.resolver.take().filter(|_| !sources_changed);
         let mut stats = BuildStats::default();
         let mut not_utf8 = Vec::new();
-        for (path, bytes) in &topics {
-            if state.topics.get(path.as_str()).is_some_and(|cached| cached.bytes == **bytes) {
+        // Each topic file added, changed or removed, with its units before the change.
+        let mut changed: Vec<(String, Option<ParsedFile>)> = Vec::new();
+        let mut live = 0;
+        for (path, bytes) in under(staged, "topics/").filter(|(path, _)| path.ends_with(".md")) {
+            live += 1;
+            if state.topics.files().get(path.as_str()).is_some_and(|cached| cached.bytes == *bytes) {
                 stats.topics_reused += 1;
                 continue;
             }
@@ -134,30 +136,47 @@ impl ViewsCache {
                 not_utf8.push(path.as_str());
                 continue;
             }
+            let resolver = resolver.get_or_insert_with(|| {
+                SourceResolver::new(
+                    under(staged, "sources/").map(|(path, bytes)| (path.clone(), bytes.clone())).collect(),
+                )
+            });
             let (_, units, violations) =
-                parse_tree([(path.as_str(), bytes.as_slice())], &resolver, Mode::Strict).into_parts();
+                parse_tree([(path.as_str(), bytes.as_slice())], &*resolver, Mode::Strict).into_parts();
             if let Some(read) = violations.iter().find(|v| v.code() == TopicCode::SourceReadFailed) {
-                state.topics.remove(path.as_str());
+                state.topics.remove(path);
                 return Err(Error::new(ErrorCode::SourceUnreadable, read.file(), read.to_string()));
             }
             let timeline = units.iter().map(unit_entries).collect();
-            let parsed = ParsedFile { bytes: bytes.to_vec(), units, timeline, violations: violations.len() };
-            state.topics.insert((*path).clone(), parsed);
+            let parsed = ParsedFile { bytes: bytes.clone(), units, timeline, violations: violations.len() };
+            changed.push((path.clone(), state.topics.insert(path.clone(), parsed)));
+        }
+        // Every staged file is cached after a build that succeeds, so a count that differs
+        // means some cached file is no longer staged.
+        if state.topics.files().len() != live {
+            let gone: Vec<String> =
+                state.topics.files().keys().filter(|path| !staged.contains_key(*path)).cloned().collect();
+            for path in gone {
+                let old = state.topics.remove(&path);
+                changed.push((path, old));
+            }
         }
         state.stats = stats;
+        state.resolver = resolver;
         // The first such file in path order, as a whole-tree check would name it.
         if let Some(path) = not_utf8.into_iter().min() {
             return Err(Error::new(ErrorCode::NotUtf8, path, "topic file is not UTF-8"));
         }
 
-        let state = &mut *state;
-        let (units, entries, valid) = merge(&topics, &state.topics);
+        // Whether the whole tree parses without a violation (a duplicate id is one).
+        let valid = state.topics.violations() == 0 && state.topics.duplicates() == 0;
         let mut files = DerivedFiles::new();
         let report_path = format!("{runtime_dir}/{CORE_REPORT_FILE}");
         let mut core_report = None;
         if let Some(core) = staged.get(TOPIC_CORE) {
             // A tree that does not parse has no reliable citations: nothing counts as pending.
-            let pending = if valid { pending_core_blocks(&state.sources, &units) } else { BTreeSet::new() };
+            let core_units = state.topics.files().get(TOPIC_CORE).map_or(&[][..], |file| file.units.as_slice());
+            let pending = if valid { pending_core_blocks(&state.trusted, core_units) } else { BTreeSet::new() };
             let render = render_cached(&mut state.core, core, pending, self.options.core_budget)?;
             files.insert(ROOT_CORE.to_owned(), Some(render.text.clone().into_bytes()));
             files.insert(report_path, Some(render.report.to_bytes()));
@@ -177,27 +196,120 @@ impl ViewsCache {
             Some((bytes, runtime)) if Some(&bytes) == committed => (runtime, Some(bytes)),
             _ => (committed.map(|bytes| RuntimeState::parse(bytes)).unwrap_or_default(), None),
         };
-        let given = assign_creation_order(&mut runtime, &units);
-        let runtime_bytes = match unchanged {
-            Some(bytes) if given == 0 => bytes,
-            _ => runtime.to_bytes(),
+        // The last views are patched only when they were built from the same sources and
+        // ranks; with a duplicate id, which copy counts depends on the whole tree.
+        let delta = views.filter(|_| !sources_changed && unchanged.is_some() && state.topics.duplicates() == 0);
+        state.stats.views_patched = delta.is_some();
+        let (mut views, runtime_bytes) = match (delta, unchanged) {
+            (Some(views), Some(bytes)) => {
+                let (views, ranked) = patch(views, &changed, state.topics.files(), &mut runtime);
+                // Serializing every rank again is the slow part of adding a block.
+                let bytes = append_ranks(&bytes, &ranked).unwrap_or_else(|| runtime.to_bytes());
+                (views, bytes)
+            }
+            (_, unchanged) => match full(state.topics.files(), &mut runtime) {
+                (views, 0) => (views, unchanged.unwrap_or_else(|| runtime.to_bytes())),
+                (views, _) => (views, runtime.to_bytes()),
+            },
         };
 
         // The timeline is deleted and recreated whole: every old file not rebuilt goes.
-        let timeline = assemble(entries.into_iter().flatten().map(|(path, entry)| (path.as_str(), entry)));
-        for path in staged.keys().filter(|path| path.starts_with("timeline/") && !timeline.contains_key(*path)) {
+        for (path, _) in under(staged, "timeline/").filter(|(path, _)| !views.has_timeline_file(path)) {
             files.insert(path.clone(), None);
         }
-        for (path, text) in timeline {
-            files.insert(path, Some(text.into_bytes()));
+        for (path, bytes) in views.timeline() {
+            files.insert(path.clone(), Some(bytes.clone()));
         }
-        let recent = render_recent(&units, |id| runtime.rank(id).unwrap_or(i64::MAX), self.options.recent_limit);
+        let parsed = state.topics.files();
+        let recent = views
+            .recent(self.options.recent_limit, |pos| parsed.get(&pos.path).and_then(|file| file.units.get(pos.index)));
         files.insert("recent_events.jsonl".to_owned(), Some(recent.into_bytes()));
-        files.insert("relations.json".to_owned(), Some(render_relations(&units).into_bytes()));
+        files.insert("relations.json".to_owned(), Some(views.relations().as_bytes().to_vec()));
         files.insert(runtime_path, Some(runtime_bytes.clone()));
         state.runtime = Some((runtime_bytes, runtime));
+        if state.topics.duplicates() == 0 {
+            state.views = Some(views);
+        }
         Ok(Derived { files, core_report })
     }
+}
+
+/// The staged files whose paths start with `prefix`, which ends in `/`.
+fn under<'s>(staged: &'s BTreeMap<String, Vec<u8>>, prefix: &str) -> impl Iterator<Item = (&'s String, &'s Vec<u8>)> {
+    // `0` follows `/` in byte order: the range holds exactly the paths under `prefix`.
+    let end = format!("{}0", prefix.trim_end_matches('/'));
+    staged.range::<str, _>((Bound::Included(prefix), Bound::Excluded(end.as_str())))
+}
+
+/// Component-wise path order, as `parse_tree` orders files (`a/z.md` before `a.md`).
+fn tree_order(a: &&String, b: &&String) -> std::cmp::Ordering {
+    a.split('/').cmp(b.split('/'))
+}
+
+/// The views of every parsed file from scratch, ranks given to new ids in parse order;
+/// returns them and how many ranks it gave.
+fn full(parsed: &HashMap<String, ParsedFile>, runtime: &mut RuntimeState) -> (LiveViews, usize) {
+    let mut paths: Vec<&String> = parsed.keys().collect();
+    paths.sort_by(tree_order);
+    let merged = merge(&paths, parsed);
+    let units: Vec<&Unit> = merged.iter().map(|(_, unit, _)| *unit).collect();
+    let given = assign_creation_order(runtime, &units);
+    let mut views = LiveViews::default();
+    for (pos, unit, entries) in merged {
+        views.add(pos, entries, rank(runtime, unit));
+        views.add_relations(unit);
+    }
+    (views, given)
+}
+
+/// The last build's `views` with the `changed` files' old units taken out and their new
+/// ones put in (all out before any in, so an id moving between files is handled); ranks
+/// go to new ids in parse order, which only changed files can hold; returns the views and
+/// the ids it ranked with their ranks.
+fn patch(
+    mut views: LiveViews,
+    changed: &[(String, Option<ParsedFile>)],
+    parsed: &HashMap<String, ParsedFile>,
+    runtime: &mut RuntimeState,
+) -> (LiveViews, Vec<(String, i64)>) {
+    // A file whose ids and links are as they were leaves relations.json as it was.
+    let same_links = |path: &String, old: &ParsedFile| parsed.get(path).is_some_and(|new| links(old) == links(new));
+    for (path, old) in changed {
+        let Some(old) = old else { continue };
+        for (index, (unit, entries)) in old.units.iter().zip(&old.timeline).enumerate() {
+            views.remove(TreePos { path: path.clone(), index }, entries, rank(runtime, unit));
+        }
+        if !same_links(path, old) {
+            old.units.iter().for_each(|unit| views.remove_relations(unit));
+        }
+    }
+    let mut paths: Vec<&String> =
+        changed.iter().map(|(path, _)| path).filter(|path| parsed.contains_key(*path)).collect();
+    paths.sort_by(tree_order);
+    let units: Vec<&Unit> = paths.iter().filter_map(|path| parsed.get(*path)).flat_map(|file| &file.units).collect();
+    let fresh: Vec<&Unit> = units.iter().copied().filter(|unit| runtime.rank(&unit.memory_id).is_none()).collect();
+    assign_creation_order(runtime, &fresh);
+    let ranked = fresh.iter().map(|unit| (unit.memory_id.clone(), rank(runtime, unit))).collect();
+    for (path, old) in changed {
+        let Some(file) = parsed.get(path) else { continue };
+        for (index, (unit, entries)) in file.units.iter().zip(&file.timeline).enumerate() {
+            views.add(TreePos { path: path.clone(), index }, entries, rank(runtime, unit));
+        }
+        if !old.as_ref().is_some_and(|old| same_links(path, old)) {
+            file.units.iter().for_each(|unit| views.add_relations(unit));
+        }
+    }
+    (views, ranked)
+}
+
+/// The ids and link targets of a file's units, in order.
+fn links(file: &ParsedFile) -> Vec<(&String, &Vec<String>)> {
+    file.units.iter().map(|unit| (&unit.memory_id, &unit.relation_targets)).collect()
+}
+
+/// The creation rank of `unit` (every unit has one once ranks are given).
+fn rank(runtime: &RuntimeState, unit: &Unit) -> i64 {
+    runtime.rank(&unit.memory_id).unwrap_or(i64::MAX)
 }
 
 /// Bring the source cache in step with `staged`; whether any archive was added,
@@ -221,39 +333,28 @@ fn refresh_sources(cache: &mut HashMap<String, CachedSource>, staged: &BTreeMap<
     changed
 }
 
-/// The units of every file in order and their timeline entries, a later duplicate of
-/// an id dropped (as in `parse_tree`), and whether the whole tree parsed without a
-/// violation.
-fn merge<'c>(
-    topics: &[(&String, &Vec<u8>)],
-    parsed: &'c HashMap<String, ParsedFile>,
-) -> (Vec<&'c Unit>, Vec<&'c UnitEntries>, bool) {
+/// The units of every file in `paths` order with their places and timeline entries, a
+/// later duplicate of an id dropped (as in `parse_tree`).
+fn merge<'c>(paths: &[&String], parsed: &'c HashMap<String, ParsedFile>) -> Vec<(TreePos, &'c Unit, &'c UnitEntries)> {
     let mut seen: HashSet<&str> = HashSet::new();
-    let mut units = Vec::new();
-    let mut entries = Vec::new();
-    let mut valid = true;
-    for (path, _) in topics {
+    let mut merged = Vec::new();
+    for path in paths {
         let Some(file) = parsed.get(path.as_str()) else { continue };
-        valid &= file.violations == 0;
-        for (unit, timeline) in file.units.iter().zip(&file.timeline) {
+        for (index, (unit, entries)) in file.units.iter().zip(&file.timeline).enumerate() {
             if seen.insert(unit.memory_id.as_str()) {
-                units.push(unit);
-                entries.push(timeline);
-            } else {
-                valid = false;
+                merged.push((TreePos { path: (*path).clone(), index }, unit, entries));
             }
         }
     }
-    (units, entries, valid)
+    merged
 }
 
-/// Block ids of `topics/core.md` citing a source outside the trusted-id set (§3.6),
-/// which is built from every staged source file.
-fn pending_core_blocks(sources: &HashMap<String, CachedSource>, units: &[&Unit]) -> BTreeSet<String> {
-    let trusted: HashSet<&str> = sources.values().flat_map(|s| s.trusted.iter().map(String::as_str)).collect();
+/// Block ids of `topics/core.md` (its `units`) citing a source outside the trusted-id
+/// set (§3.6), which is built from every staged source file.
+fn pending_core_blocks(trusted: &HashSet<String>, units: &[Unit]) -> BTreeSet<String> {
     units
         .iter()
-        .filter(|unit| unit.path == TOPIC_CORE && !unit.source_refs.iter().all(|id| trusted.contains(id.as_str())))
+        .filter(|unit| !unit.source_refs.iter().all(|id| trusted.contains(id.as_str())))
         .map(|unit| unit.memory_id.clone())
         .collect()
 }

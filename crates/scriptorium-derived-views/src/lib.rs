@@ -13,9 +13,10 @@
 //! [`DerivedViews`] holds the options (budget, recent-row count) and implements the
 //! transaction's [`Derive`](scriptorium_transaction::Derive) step; [`DerivedViews::build`]
 //! is a full rebuild. [`ViewsCache`] does the same work but keeps the parsed units of
-//! every topic file between builds, so a long-lived process re-parses only the files
-//! whose bytes changed (any change under `sources/` drops the cache); it also implements
-//! `Derive`. [`Derived::drift`] lists the views on disk that differ from a build, which
+//! every topic file and the rendered view pieces between builds, so a long-lived process
+//! re-parses only the files whose bytes changed and re-renders only the timeline files,
+//! relations and recent rows their units touch (any change under `sources/` drops the
+//! cache); it also implements `Derive`. [`Derived::drift`] lists the views on disk that differ from a build, which
 //! `scriptorium check` reports as [`DRIFT_CODE`].
 //!
 //! Each build with a `topics/core.md` writes its [`CoreReport`] (tokens used, budget,
@@ -76,8 +77,10 @@ mod cache;
 mod core_render;
 mod error;
 mod json;
+mod live;
 mod migrate;
 mod order;
+mod parsed;
 mod paths;
 mod pyspace;
 mod recent;

@@ -24,18 +24,23 @@ pub fn render_recent<U: Borrow<Unit>>(units: &[U], rank: impl Fn(&str) -> i64, l
     let skip = ranked.len().saturating_sub(limit);
     let mut out = String::new();
     for (order, unit) in ranked.into_iter().skip(skip) {
-        let when = unit.when.as_deref().map_or_else(|| "null".to_owned(), string);
-        out.push_str(&format!(
-            "{{\"memory_id\": {}, \"when\": {when}, \"whens\": {}, \"content\": {}, \"refs\": {refs}, \"source_refs\": {refs}, \"topic_path\": {}, \"headings\": {}, \"created_order\": {order}}}\n",
-            string(&unit.memory_id),
-            string_list(&unit.whens()),
-            string(&unit.content),
-            string(&unit.path),
-            string_list(&unit.headings),
-            refs = string_list(&unit.source_refs),
-        ));
+        out.push_str(&recent_row(unit, order));
     }
     out
+}
+
+/// One line of the file: `unit` with its creation rank.
+pub(crate) fn recent_row(unit: &Unit, order: i64) -> String {
+    let when = unit.when.as_deref().map_or_else(|| "null".to_owned(), string);
+    format!(
+        "{{\"memory_id\": {}, \"when\": {when}, \"whens\": {}, \"content\": {}, \"refs\": {refs}, \"source_refs\": {refs}, \"topic_path\": {}, \"headings\": {}, \"created_order\": {order}}}\n",
+        string(&unit.memory_id),
+        string_list(&unit.whens()),
+        string(&unit.content),
+        string(&unit.path),
+        string_list(&unit.headings),
+        refs = string_list(&unit.source_refs),
+    )
 }
 
 #[cfg(test)]

@@ -19,13 +19,37 @@ pub fn render_relations<U: Borrow<Unit>>(units: &[U]) -> String {
             backlinks.entry(target.as_str()).or_default().insert(unit.memory_id.as_str());
         }
     }
-    format!("{{\"backlinks\": {}, \"outbound\": {}}}\n", object(&backlinks), object(&outbound))
+    let members = |map: &BTreeMap<&str, BTreeSet<&str>>| -> Vec<String> {
+        map.iter().map(|(key, values)| member(key, values.iter().copied())).collect()
+    };
+    let (backlinks, outbound) = (members(&backlinks), members(&outbound));
+    document(backlinks.iter().map(String::as_str), outbound.iter().map(String::as_str))
 }
 
-fn object(map: &BTreeMap<&str, BTreeSet<&str>>) -> String {
-    let members: Vec<String> = map
-        .iter()
-        .map(|(key, values)| format!("{}: {}", string(key), string_list(&values.iter().collect::<Vec<_>>())))
-        .collect();
-    format!("{{{}}}", members.join(", "))
+/// One member of either object: `"key": ["value", ...]`, values in the order given.
+pub(crate) fn member<'v>(key: &str, values: impl Iterator<Item = &'v str>) -> String {
+    let values: Vec<&str> = values.collect();
+    format!("{}: {}", string(key), string_list(&values))
+}
+
+/// The file from the rendered members of each object, in key order.
+pub(crate) fn document<'m>(
+    backlinks: impl Iterator<Item = &'m str>,
+    outbound: impl Iterator<Item = &'m str>,
+) -> String {
+    let mut out = String::from("{\"backlinks\": {");
+    join(&mut out, backlinks);
+    out.push_str("}, \"outbound\": {");
+    join(&mut out, outbound);
+    out.push_str("}}\n");
+    out
+}
+
+fn join<'m>(out: &mut String, members: impl Iterator<Item = &'m str>) {
+    for (n, member) in members.enumerate() {
+        if n > 0 {
+            out.push_str(", ");
+        }
+        out.push_str(member);
+    }
 }

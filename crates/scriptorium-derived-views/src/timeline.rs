@@ -12,9 +12,9 @@ use crate::pyspace::rstrip;
 /// One timeline entry before sorting.
 #[derive(Debug)]
 pub(crate) struct Entry {
-    first_ref: String,
-    memory_id: String,
-    text: String,
+    pub(crate) first_ref: String,
+    pub(crate) memory_id: String,
+    pub(crate) text: String,
 }
 
 /// The timeline entries of one unit: (timeline file path, entry), in evidence order.
@@ -67,19 +67,24 @@ pub(crate) fn assemble<'e>(entries: impl Iterator<Item = (&'e str, &'e Entry)>) 
     files
         .into_iter()
         .map(|(path, mut entries)| {
-            let when = path.trim_start_matches("timeline/").trim_end_matches(".md").replace('/', "-");
             entries.sort_by(|a, b| (&a.first_ref, &a.memory_id).cmp(&(&b.first_ref, &b.memory_id)));
-            let mut text = format!("# {when}\n");
-            for entry in entries {
-                text.push('\n');
-                text.push_str(&entry.text);
-                text.push('\n');
-            }
-            let mut text = rstrip(&text).to_owned();
-            text.push('\n');
-            (path.to_owned(), text)
+            (path.to_owned(), render_file(path, entries.iter().map(|entry| entry.text.as_str())))
         })
         .collect()
+}
+
+/// One timeline file from its entry texts, already in order (spec 01 §8.1).
+pub(crate) fn render_file<'t>(path: &str, texts: impl Iterator<Item = &'t str>) -> String {
+    let when = path.trim_start_matches("timeline/").trim_end_matches(".md").replace('/', "-");
+    let mut text = format!("# {when}\n");
+    for entry in texts {
+        text.push('\n');
+        text.push_str(entry);
+        text.push('\n');
+    }
+    let mut text = rstrip(&text).to_owned();
+    text.push('\n');
+    text
 }
 
 fn push(
