@@ -5,7 +5,14 @@
 //!
 //! The corpus is canonical v2 archives from the real writer ([`archive_set`]) written to
 //! a scratch workspace in 64 KB threads. Files get old modification times, so the cache
-//! trusts their fingerprints as it would on a real workspace. Peak RSS is measured in a
+//! trusts their fingerprints as it would on a real workspace.
+//!
+//! Sizes: frames average ~440 bytes of archive, of which ~140 bytes are event text
+//! (content); the spec's 1M-record goals (03 P8, P11) are stated for 133 MB of text, so
+//! the 1M corpus matches them in text and is 3.3x larger on disk. Every run prints both.
+//! `SCRIPTORIUM_BENCH_BYTES_PER_EVENT=N` sizes a corpus at N archive bytes per target
+//! event instead (the generator's frames stay ~440 bytes, so N < 440 gives fewer events:
+//! `=133` gives a 133 MB-per-million archive; the printed event count is the truth). Peak RSS is measured in a
 //! fresh child process per size (this binary, re-executed), so generating the corpus
 //! does not count.
 #![allow(clippy::print_stdout, reason = "a bench binary reports its figures on stdout")]
@@ -21,13 +28,24 @@ use scriptorium_retrieval::{Bm25Options, Filters, Index};
 const CHILD: &str = "SCRIPTORIUM_RETRIEVAL_CHILD";
 /// Frames average ~440 bytes in the generated archives.
 const BYTES_PER_EVENT: usize = 440;
+
+/// Archive bytes per target event: `SCRIPTORIUM_BENCH_BYTES_PER_EVENT`, else [`BYTES_PER_EVENT`].
+fn bytes_per_event() -> usize {
+    std::env::var("SCRIPTORIUM_BENCH_BYTES_PER_EVENT").ok().and_then(|v| v.parse().ok()).unwrap_or(BYTES_PER_EVENT)
+}
 const QUERIES: usize = 300;
 
 /// A scratch workspace of about `events` events, written once per run.
 fn corpus(events: usize) -> PathBuf {
-    let root = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("retrieval-{events}"));
+    let per_event = bytes_per_event();
+    let name = if per_event == BYTES_PER_EVENT {
+        format!("retrieval-{events}")
+    } else {
+        format!("retrieval-{events}-{per_event}b")
+    };
+    let root = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
     let _ = std::fs::remove_dir_all(&root);
-    let set = archive_set(0x7e71_e7a1 ^ events as u64, events * BYTES_PER_EVENT, 64 << 10);
+    let set = archive_set(0x7e71_e7a1 ^ events as u64, events * per_event, 64 << 10);
     for (n, file) in set.files.iter().enumerate() {
         let path = root.join(&file.path);
         std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
@@ -48,7 +66,9 @@ fn age(path: &Path, tick: u64) {
 /// types them (letters only), not the timestamp and id tokens of record headers, which
 /// every event holds.
 fn queries(index: &Index) -> Vec<String> {
-    let contents: Vec<&str> = index.events().step_by(97).map(|e| e.content.as_str()).collect();
+    // A few files' events, not `Index::events` (which builds every event at once).
+    let events: Vec<_> = index.paths().step_by(7).flat_map(|path| index.events_in(path)).collect();
+    let contents: Vec<&str> = events.iter().step_by(13).map(|e| e.content.as_str()).collect();
     let mut rng = SplitMix64::new(42);
     let mut out = Vec::with_capacity(QUERIES);
     while out.len() < QUERIES {
@@ -66,7 +86,8 @@ fn queries(index: &Index) -> Vec<String> {
 /// The filters of the "filtered" runs: a path prefix holding about a tenth of the
 /// threads, and a speaker.
 fn filter_sets(index: &Index) -> Vec<(&'static str, Filters)> {
-    let speaker = index.events().find(|e| !e.speaker_display.is_empty()).map(|e| e.speaker_display.clone());
+    let first = index.paths().next().map(|path| index.events_in(path)).unwrap_or_default();
+    let speaker = first.iter().find(|e| !e.speaker_display.is_empty()).map(|e| e.speaker_display.clone());
     vec![
         ("none", Filters::default()),
         ("prefix", Filters { path_prefix: Some("sources/openprogram/sess-00".into()), ..Filters::default() }),
@@ -117,7 +138,16 @@ fn bench_size(c: &mut Criterion, events: usize) {
     let root = corpus(events);
     let index = Index::from_workspace(&root).expect("build");
     let label = format!("{}k", events / 1000);
-    println!("\nretrieval {label}: {} events in {} files", index.len(), index.paths().count());
+    let text_bytes: usize =
+        index.paths().flat_map(|path| index.events_in(path)).map(|e| e.content.len() + e.event_id.len()).sum();
+    let file_bytes: u64 = index.paths().map(|path| std::fs::metadata(root.join(path)).map_or(0, |m| m.len())).sum();
+    println!(
+        "\nretrieval {label}: {} events in {} files; {:.1} MB of archives, {:.1} MB of event text (ids + contents)",
+        index.len(),
+        index.paths().count(),
+        file_bytes as f64 / 1e6,
+        text_bytes as f64 / 1e6
+    );
     let queries = queries(&index);
 
     let mut group = c.benchmark_group(format!("retrieval_{label}"));

@@ -146,7 +146,7 @@ fn embedding_hits(
     Ok(ranked
         .into_iter()
         .filter_map(|(slot, similarity)| {
-            Some(Hit { event: index.slot(slot)?.event.clone(), score: Score::Similarity(similarity) })
+            Some(Hit { event: index.slot(slot)?.to_event(), score: Score::Similarity(similarity) })
         })
         .collect())
 }

@@ -13,6 +13,9 @@
 //!   [`CACHE_OLDEST_SUPPORTED_VERSION`]`..=`[`CACHE_FORMAT_VERSION`], a length or
 //!   checksum mismatch, or any decoding error ignores it wholesale and rebuilds.
 //! - Trust and v2 preference are never stored: they are resolved after every load.
+//! - The cache is streamed both ways (a chunk of bytes at a time, checksummed as it
+//!   goes), so the index is never in memory twice, as structures and as bytes; a
+//!   loaded index is used only once the checksum of every byte matched.
 //! - A reader never sees a half-written cache: the writer writes a temporary file in
 //!   the same folder, syncs it and renames it over the old one. Concurrent writers each
 //!   write a whole snapshot; the last rename wins, and a snapshot of an older revision
@@ -45,7 +48,9 @@ use std::time::SystemTime;
 
 use scriptorium_topic_markdown::SourceResolver;
 
+#[cfg(test)]
 use self::codec::checksum;
+use self::codec::{Reader, Writer};
 use self::fingerprint::{Fingerprint, nanos};
 use self::sources::DiskSources;
 use crate::collect::file_events;
@@ -56,9 +61,9 @@ use crate::scan::{ListedFile, WorkspaceFile, list_files, read_failed};
 
 /// The cache format this build writes. Bump it whenever the layout or the meaning of
 /// any stored field (including what the parsers put into events) changes.
-pub const CACHE_FORMAT_VERSION: u32 = 1;
+pub const CACHE_FORMAT_VERSION: u32 = 2;
 /// The oldest cache format this build still reads; anything older is rebuilt.
-pub const CACHE_OLDEST_SUPPORTED_VERSION: u32 = 1;
+pub const CACHE_OLDEST_SUPPORTED_VERSION: u32 = 2;
 /// The cache file, relative to the workspace root (inside the runtime directory).
 pub const CACHE_PATH: &str = ".scriptorium/retrieval-index.bin";
 
@@ -177,10 +182,21 @@ impl Index {
         report.reused_files = listed.len() - stale.len();
         let prints_moved = *stored != current;
         if !removed.is_empty() || !stale.is_empty() {
-            let mut changes: Vec<FileChange> = removed.into_iter().map(|path| FileChange::Remove { path }).collect();
-            changes.extend(parse_files(root, &stale)?);
-            self.apply(changes);
             self.disk.unsaved = true;
+            removed.into_iter().for_each(|path| self.apply_one(FileChange::Remove { path }));
+            // In batches, so that only one batch of parsed events is held at a time
+            // beside the compact index (a rebuild parses every file).
+            for batch in stale.chunks(PARSE_BATCH_FILES) {
+                match parse_files(root, batch) {
+                    Ok(changes) => changes.into_iter().for_each(|change| self.apply_one(change)),
+                    Err(err) => {
+                        // The files applied so far keep their old fingerprints: re-read next time.
+                        self.finish_changes();
+                        return Err(err);
+                    }
+                }
+            }
+            self.finish_changes();
         }
         self.disk.unsaved |= prints_moved;
         self.disk.fingerprints = current;
@@ -197,7 +213,7 @@ impl Index {
         }
         let prints: BTreeMap<String, Fingerprint> =
             self.disk.fingerprints.iter().filter_map(|(path, print)| Some((path.clone(), (*print)?))).collect();
-        save(root, &self.encode(&prints)).map_err(|err| {
+        save(root, |out| self.encode_into(&prints, out)).map_err(|err| {
             Error::new(ErrorCode::CacheWriteFailed, format!("cannot write {CACHE_PATH}: {err}")).with_source(err)
         })?;
         self.disk.unsaved = false;
@@ -205,6 +221,8 @@ impl Index {
     }
 }
 
+/// Files parsed before their events join the index (a 64 KB archive holds ~150 events).
+const PARSE_BATCH_FILES: usize = 256;
 /// Files below this count are parsed on the calling thread: a thread costs more than it saves.
 const PARALLEL_MIN_FILES: usize = 16;
 /// At most this many parsing threads.
@@ -271,16 +289,31 @@ fn load(root: &Path) -> Result<Index, CacheState> {
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Err(CacheState::Missing),
         Err(err) => return Err(CacheState::Rejected(format!("cannot read: {err}"))),
     }
-    let bytes = std::fs::read(&path).map_err(|err| CacheState::Rejected(format!("cannot read: {err}")))?;
-    let payload = unframe(&bytes).map_err(CacheState::Rejected)?;
-    let (mut index, fingerprints) = Index::decode(payload).map_err(|damage| CacheState::Rejected(damage.0.into()))?;
+    let cannot_read = |err: std::io::Error| CacheState::Rejected(format!("cannot read: {err}"));
+    let mut file = std::fs::File::open(&path).map_err(cannot_read)?;
+    let size = file.metadata().map_err(cannot_read)?.len();
+    let mut header = [0u8; HEADER_LEN];
+    if size < HEADER_LEN as u64 {
+        return Err(CacheState::Rejected("shorter than its header".into()));
+    }
+    std::io::Read::read_exact(&mut file, &mut header).map_err(cannot_read)?;
+    let payload_len = size - HEADER_LEN as u64;
+    let stored_sum = check_header(&header, payload_len).map_err(CacheState::Rejected)?;
+    // Decoded while read, but used only once the checksum of every byte matches.
+    let mut input = Reader::streaming(&mut file, payload_len);
+    let decoded = Index::decode(&mut input);
+    if input.checksum() != Some(stored_sum) {
+        return Err(CacheState::Rejected("checksum does not match".into()));
+    }
+    let (mut index, fingerprints) = decoded.map_err(|damage| CacheState::Rejected(damage.0.into()))?;
     index.disk = DiskState { fingerprints, unsaved: false };
     Ok(index)
 }
 
-/// The payload of a cache file after checking magic, version, length and checksum.
-pub(crate) fn unframe(bytes: &[u8]) -> Result<&[u8], String> {
-    let header = bytes.get(..HEADER_LEN).ok_or("shorter than its header")?;
+/// The checksum a cache header states, after checking its magic, version and the
+/// payload length (`payload_len`: the bytes after the header).
+fn check_header(header: &[u8], payload_len: u64) -> Result<u64, String> {
+    let header = header.get(..HEADER_LEN).ok_or("shorter than its header")?;
     let (magic, rest) = header.split_at(8);
     if magic != MAGIC {
         return Err("not a Scriptorium index cache".into());
@@ -292,30 +325,41 @@ pub(crate) fn unframe(bytes: &[u8]) -> Result<&[u8], String> {
     if !(u64::from(CACHE_OLDEST_SUPPORTED_VERSION)..=u64::from(CACHE_FORMAT_VERSION)).contains(&version) {
         return Err(format!("format version {version} is not readable by this build"));
     }
-    let payload = bytes.get(HEADER_LEN..).unwrap_or_default();
-    if payload.len() as u64 != word(4, 8) {
+    if payload_len != word(4, 8) {
         return Err("length does not match (truncated or extended)".into());
     }
-    if checksum(payload) != word(12, 8) {
+    Ok(word(12, 8))
+}
+
+/// The payload of a cache file after checking magic, version, length and checksum.
+#[cfg(test)]
+pub(crate) fn unframe(bytes: &[u8]) -> Result<&[u8], String> {
+    let payload = bytes.get(HEADER_LEN..).ok_or("shorter than its header")?;
+    if checksum(payload) != check_header(bytes, payload.len() as u64)? {
         return Err("checksum does not match".into());
     }
     Ok(payload)
 }
 
-/// A whole cache file for `payload`.
-pub(crate) fn frame(payload: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(HEADER_LEN + payload.len());
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&CACHE_FORMAT_VERSION.to_le_bytes());
-    out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-    out.extend_from_slice(&checksum(payload).to_le_bytes());
-    out.extend_from_slice(payload);
+/// The header of a cache file whose payload has `len` bytes and `checksum`.
+fn header(len: u64, checksum: u64) -> [u8; HEADER_LEN] {
+    let mut out = [0u8; HEADER_LEN];
+    let parts: [&[u8]; 4] = [MAGIC, &CACHE_FORMAT_VERSION.to_le_bytes(), &len.to_le_bytes(), &checksum.to_le_bytes()];
+    for (cell, byte) in out.iter_mut().zip(parts.into_iter().flatten()) {
+        *cell = *byte;
+    }
     out
+}
+
+/// A whole cache file for `payload`.
+#[cfg(test)]
+pub(crate) fn frame(payload: &[u8]) -> Vec<u8> {
+    [&header(payload.len() as u64, checksum(payload))[..], payload].concat()
 }
 
 /// Write the cache atomically: a unique temporary file in the runtime directory,
 /// synced, renamed over the old cache, then the directory synced.
-fn save(root: &Path, payload: &[u8]) -> std::io::Result<()> {
+fn save(root: &Path, encode: impl FnOnce(&mut Writer)) -> std::io::Result<()> {
     let dir = match runtime_dir(root) {
         Some(dir) => dir,
         None => {
@@ -330,7 +374,7 @@ fn save(root: &Path, payload: &[u8]) -> std::io::Result<()> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let unique = COUNTER.fetch_add(1, Ordering::Relaxed);
     let temp = dir.join(format!(".{CACHE_NAME}.{}-{}-{unique}.tmp", std::process::id(), nanos(SystemTime::now())));
-    let result = write_synced(&temp, &frame(payload)).and_then(|()| std::fs::rename(&temp, dir.join(CACHE_NAME)));
+    let result = write_synced(&temp, encode).and_then(|()| std::fs::rename(&temp, dir.join(CACHE_NAME)));
     if result.is_err() {
         // Best effort: a leftover temporary file is harmless, never read.
         let _ = std::fs::remove_file(&temp);
@@ -340,13 +384,21 @@ fn save(root: &Path, payload: &[u8]) -> std::io::Result<()> {
     Ok(())
 }
 
-fn write_synced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+/// Stream the payload `encode` writes after a placeholder header, then write the real
+/// header (its length and checksum known only at the end) and sync.
+fn write_synced(path: &Path, encode: impl FnOnce(&mut Writer)) -> std::io::Result<()> {
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create_new(true);
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
     let mut file = options.open(path)?;
-    file.write_all(bytes)?;
+    file.write_all(&[0u8; HEADER_LEN])?;
+    let mut out = Writer::to_file(file);
+    encode(&mut out);
+    let (file, len, sum) = out.finish()?;
+    let mut file = file.ok_or_else(|| std::io::Error::other("the cache writer lost its file"))?;
+    std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(0))?;
+    file.write_all(&header(len, sum))?;
     file.sync_all()
 }
 

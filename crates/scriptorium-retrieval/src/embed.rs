@@ -82,10 +82,10 @@ impl VectorCache {
                 slots.push(slot);
                 texts.push(format!(
                     "{} {} {} {}",
-                    event.content,
-                    event.path,
-                    event.headings.join(" "),
-                    event.date.as_deref().unwrap_or("")
+                    event.content(),
+                    event.path(),
+                    event.context.headings.join(" "),
+                    event.date().unwrap_or("")
                 ));
             }
         }
@@ -166,7 +166,7 @@ pub(crate) fn embedding_ranking(
         .filter(|(slot, _)| candidates.set.contains(**slot))
         .map(|(slot, vector)| (*slot, round6(cosine(&query_vector, vector))))
         .collect();
-    let key = |slot: u32| index.slot(slot).map(|entry| (&entry.event.path, entry.event.line, &entry.event.event_id));
+    let key = |slot: u32| index.slot(slot).map(|entry| (entry.event.path(), entry.event.line, entry.event.event_id()));
     let order =
         |a: &(u32, f64), b: &(u32, f64)| -> Ordering { b.1.total_cmp(&a.1).then_with(|| key(a.0).cmp(&key(b.0))) };
     ranked.sort_by(order);

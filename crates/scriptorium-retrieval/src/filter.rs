@@ -130,12 +130,14 @@ impl Selection {
         !self.nothing && self.prefix.as_deref().is_none_or(|prefix| event_matches_path_prefix(path, prefix))
     }
 
-    /// The per-event rules: date window and speaker.
-    pub(crate) fn matches_event(&self, event: &MemoryEvent, speakers: &[String]) -> bool {
-        self.window.matches(event.dates.iter().map(String::as_str))
-            && self.speaker_keys.as_ref().is_none_or(|keys| {
-                event.is_source() && speakers.iter().any(|speaker| keys.iter().any(|key| key == speaker))
-            })
+    /// The per-event rules: date window and speaker, for an event with `dates`, under
+    /// `sources/` or not, with the casefolded `speakers`.
+    pub(crate) fn matches_event(&self, dates: &[String], source: bool, speakers: &[String]) -> bool {
+        self.window.matches(dates.iter().map(String::as_str))
+            && self
+                .speaker_keys
+                .as_ref()
+                .is_none_or(|keys| source && speakers.iter().any(|speaker| keys.iter().any(|key| key == speaker)))
     }
 
     /// Whether a path prefix is set.

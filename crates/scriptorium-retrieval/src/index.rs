@@ -1,6 +1,11 @@
 //! The inverted index: term → postings (slot, tf, field flags), per-slot document
 //! lengths, a live-slot bitset, and each file's contiguous slot range.
 //!
+//! Memory (1M events, spec 03 P11): posting lists are delta-varint bytes (~2 bytes a
+//! posting, `index::postings`); events are compact (`index::stored`): id and content in one text
+//! buffer per file, headings, speaker, metadata and dates interned, and a
+//! [`MemoryEvent`] built only for result rows (or on the first [`Index::events`]).
+//!
 //! Files are the unit of change: [`Index::apply`] frees a file's slots and appends the
 //! new events at fresh slots. The freed slots' postings stay in the lists, dead (no query
 //! counts a slot that is not live, and the cache does not store them), until a rebuild
@@ -13,15 +18,18 @@
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
+use std::sync::OnceLock;
 
 use scriptorium_topic_markdown::{MemorySources, SourceResolver};
 
+use self::postings::{PostingIter, PostingList};
+use self::stored::{Interner, StoredEvent, TextArena};
 use crate::bitset::BitSet;
 use crate::collect::file_events;
 use crate::embed::VectorCache;
 use crate::error::Error;
 use crate::event::{FileKind, MemoryEvent};
-use crate::filter::{Selection, event_speakers};
+use crate::filter::Selection;
 use crate::fxhash::FxBuildHasher;
 use crate::scan::{WorkspaceFile, scan_workspace};
 use crate::tokenize::for_each_token;
@@ -75,10 +83,25 @@ impl Occurrence {
 /// An indexed event and what filters need of it.
 #[derive(Clone, Debug)]
 pub(crate) struct Slot {
-    pub(crate) event: MemoryEvent,
+    pub(crate) event: StoredEvent,
     pub(crate) kind: FileKind,
+}
+
+impl Slot {
+    /// The event as callers see it.
+    pub(crate) fn to_event(&self) -> MemoryEvent {
+        self.event.to_event()
+    }
+
     /// Casefolded speaker fields (sources only), for the speaker filter.
-    pub(crate) speakers: Vec<String>,
+    pub(crate) fn speakers(&self) -> &[String] {
+        &self.event.context.speakers
+    }
+
+    /// Whether the event lives under `sources/`.
+    pub(crate) fn is_source(&self) -> bool {
+        self.event.path().starts_with("sources/")
+    }
 }
 
 /// The slot range `first..first + len` of one file.
@@ -121,7 +144,7 @@ pub struct Index {
     slots: Vec<Option<Slot>>,
     lengths: Vec<u32>,
     dictionary: HashMap<Box<str>, u32, FxBuildHasher>,
-    postings: Vec<Vec<Posting>>,
+    postings: Vec<PostingList>,
     live: BitSet,
     /// Slots whose event has refs (rule `source_grounded`), kept apart from the events so
     /// that a query over many candidates reads bits, not events.
@@ -135,6 +158,12 @@ pub struct Index {
     live_docs: u64,
     live_tokens: u64,
     free: usize,
+    /// Shares the fields many events have in common.
+    interner: Interner,
+    /// Events inserted since the last [`Index::finish_changes`].
+    inserted: usize,
+    /// Every live event as a `MemoryEvent`, built on the first call of [`Index::events`].
+    materialized: OnceLock<Vec<MemoryEvent>>,
     pub(crate) vectors: VectorCache,
     /// What the files on disk looked like when last read (see `crate::cache`).
     pub(crate) disk: crate::cache::DiskState,
@@ -182,25 +211,59 @@ impl Index {
     /// Apply a batch of file changes, then run v2 preference and trust resolution once.
     pub fn apply(&mut self, changes: impl IntoIterator<Item = FileChange>) {
         for change in changes {
-            match change {
-                FileChange::Upsert { path, events } => {
-                    self.remove_file(&path);
-                    self.insert_file(path, events);
-                }
-                FileChange::Remove { path } => self.remove_file(&path),
-            }
+            self.apply_one(change);
         }
+        self.finish_changes();
+    }
+
+    /// One change of a batch; [`Self::finish_changes`] must follow the batch.
+    pub(crate) fn apply_one(&mut self, change: FileChange) {
+        match change {
+            FileChange::Upsert { path, events } => {
+                self.remove_file(&path);
+                self.insert_file(path, events);
+            }
+            FileChange::Remove { path } => self.remove_file(&path),
+        }
+    }
+
+    /// After a batch of changes: compact if worth it, run the workspace-wide rules.
+    pub(crate) fn finish_changes(&mut self) {
         if self.free >= COMPACT_MIN_FREE && self.free > self.slots.len() - self.free {
             self.rebuild();
         }
+        self.interner.prune();
+        // After a large batch (a build), give back what posting lists over-reserved as
+        // they grew (up to half of their memory); small batches keep the reserve, or
+        // every refresh would copy the long lists.
+        if self.inserted >= COMPACT_MIN_FREE && self.inserted * 4 >= self.slots.len() {
+            self.postings.iter_mut().for_each(PostingList::shrink);
+            self.dictionary.shrink_to_fit();
+        }
+        self.inserted = 0;
         self.resolve();
         self.vectors.clear();
+        self.materialized = OnceLock::new();
     }
 
     /// The live events (legacy copies of v2 ids excluded, topic trust resolved), sorted
     /// by path, then line, then event id.
+    ///
+    /// The index keeps events compact; the first call builds every `MemoryEvent` (and
+    /// keeps them until the next change), so it is for tools and tests, not for queries,
+    /// which build only their result rows.
     pub fn events(&self) -> impl Iterator<Item = &MemoryEvent> {
-        self.files.values().flat_map(move |file| self.live_slots(*file)).map(|(_, slot)| &slot.event)
+        self.materialized
+            .get_or_init(|| {
+                self.files.values().flat_map(|file| self.live_slots(*file)).map(|(_, slot)| slot.to_event()).collect()
+            })
+            .iter()
+    }
+
+    /// The live events of the indexed file `path` (empty for a file not indexed), in
+    /// line order, as [`Index::events`] gives them, but built for this file only.
+    pub fn events_in(&self, path: &str) -> Vec<MemoryEvent> {
+        self.files.get(path).map_or_else(Vec::new, |file| self.live_slots(*file).map(|(_, s)| s.to_event()).collect())
     }
 
     /// The number of live events.
@@ -250,8 +313,9 @@ impl Index {
     }
 
     /// The postings of `term` (live or not; callers test candidates).
-    pub(crate) fn postings(&self, term: &str) -> &[Posting] {
-        self.dictionary.get(term).and_then(|&id| self.postings.get(id as usize)).map_or(&[], Vec::as_slice)
+    pub(crate) fn postings(&self, term: &str) -> PostingIter<'_> {
+        static EMPTY: PostingList = PostingList::EMPTY;
+        self.dictionary.get(term).and_then(|&id| self.postings.get(id as usize)).unwrap_or(&EMPTY).iter()
     }
 
     /// The candidates a selection keeps, with their count and total length.
@@ -266,7 +330,9 @@ impl Index {
                 return;
             }
             if !selection.has_window()
-                || self.slot(slot).is_some_and(|entry| selection.matches_event(&entry.event, &entry.speakers))
+                || self.slot(slot).is_some_and(|entry| {
+                    selection.matches_event(&entry.event.dates.dates, entry.is_source(), entry.speakers())
+                })
             {
                 set.set(slot, true);
                 docs += 1;
@@ -329,16 +395,24 @@ impl Index {
         let Some(len) = u32::try_from(events.len()).ok().filter(|len| first.checked_add(*len).is_some()) else {
             return; // beyond u32 slots: the index holds at most 4 billion events
         };
+        self.inserted += events.len();
         self.live.grow(self.slots.len() + events.len());
         self.grounded.grow(self.slots.len() + events.len());
+        let mut arena = TextArena::default();
+        let Some(spans) =
+            events.iter().map(|event| arena.push(&event.event_id, &event.content)).collect::<Option<Vec<_>>>()
+        else {
+            return; // beyond 4 GiB of event text in one file
+        };
+        let text = arena.finish(&path);
         let mut scratch = Vec::new();
-        for (slot, mut event) in (first..).zip(events) {
+        for ((slot, mut event), span) in (first..).zip(events).zip(spans) {
             event.path.clone_from(&path);
             let length = self.add_postings(slot, &event, &mut scratch);
-            let speakers = event_speakers(&event);
-            self.add_speakers(slot, &speakers);
-            self.grounded.set(slot, !event.refs.is_empty());
-            self.slots.push(Some(Slot { event, kind, speakers }));
+            let event = self.interner.store(event, &text, span);
+            self.add_speakers(slot, &event.context.speakers);
+            self.grounded.set(slot, event.has_refs());
+            self.slots.push(Some(Slot { event, kind }));
             self.lengths.push(length);
             self.live.set(slot, true);
         }
@@ -356,7 +430,7 @@ impl Index {
                 None => {
                     let id = u32::try_from(self.postings.len()).unwrap_or(u32::MAX);
                     self.dictionary.insert(token.into(), id);
-                    self.postings.push(Vec::new());
+                    self.postings.push(PostingList::default());
                     id
                 }
             };
@@ -383,7 +457,7 @@ impl Index {
         let mut speakers: HashSet<&str> = HashSet::new();
         for slot in file.range() {
             if let Some(entry) = self.slots.get(slot as usize).and_then(Option::as_ref) {
-                speakers.extend(entry.speakers.iter().map(String::as_str));
+                speakers.extend(entry.speakers().iter().map(String::as_str));
             }
         }
         let range = file.range();
@@ -414,7 +488,7 @@ impl Index {
             let events = file
                 .range()
                 .filter_map(|slot| self.slots.get_mut(slot as usize).and_then(Option::take))
-                .map(|entry| entry.event)
+                .map(|entry| entry.to_event())
                 .collect();
             files.push((path, events));
         }
@@ -450,7 +524,9 @@ fn search_path(path: &str) -> &str {
     path.strip_prefix("topics/").unwrap_or(path)
 }
 
+mod postings;
 mod resolve;
 mod snapshot;
+pub(crate) mod stored;
 #[cfg(test)]
 mod tests;

@@ -20,6 +20,8 @@
 //!   candidates that hold none of them (which all share one score).
 //! - Results do not depend on the order files or events were added; a file's events
 //!   occupy one contiguous slot range, so a file can be removed and re-added alone.
+//! - Events are held compact and posting lists delta-encoded; a query builds a
+//!   [`MemoryEvent`] only for its result rows.
 //! - Trust is never cached: v2 preference and topic trust resolution rerun over the
 //!   whole index after every batch of changes.
 //! - Embedding or hybrid search without a working [`Embedder`] is an error, never a

@@ -25,7 +25,7 @@ use crate::bm25::{Bm25Statistics, Bm25Weight, Explanation, length_norm};
 use crate::error::Error;
 use crate::filter::{Filters, Selection};
 use crate::hit::{Bm25Score, Hit, Score};
-use crate::index::{Candidates, Index, Occurrence, Posting};
+use crate::index::{Candidates, Index, Occurrence};
 use crate::round::round6;
 use crate::rules::{MIN_RULE_TOKEN_CHARS, RuleHits, SOURCE_GROUNDED, query_dates, rule_features};
 use crate::tokenize::tokenize;
@@ -74,26 +74,26 @@ impl Index {
 }
 
 /// One distinct query token.
-struct QueryTerm<'i> {
+struct QueryTerm {
     text: String,
     /// `None` when no candidate holds the term: it adds nothing.
     weight: Option<Bm25Weight>,
-    /// All its postings (candidates or not), sorted by slot.
-    postings: &'i [Posting],
     /// Its holders among the candidates: a range of `Scratch::holders`.
     holders: Range<usize>,
     /// The matched candidates it found first: a range of `Scratch::matched`.
     found: Range<usize>,
 }
 
-impl QueryTerm<'_> {
-    /// How the document at `slot` holds this term.
-    fn occurrence(&self, slot: u32) -> Occurrence {
-        self.postings
-            .binary_search_by_key(&slot, |posting| posting.slot)
+impl QueryTerm {
+    /// How the candidate at `slot` holds this term: its holders are in slot order.
+    fn occurrence(&self, scratch: &Scratch, slot: u32) -> Occurrence {
+        let holders = scratch.holders.get(self.holders.clone()).unwrap_or_default();
+        let slot_of = |&(m, _): &(u32, Occurrence)| scratch.matched.get(m as usize).copied().unwrap_or(u32::MAX);
+        holders
+            .binary_search_by_key(&slot, slot_of)
             .ok()
-            .and_then(|at| self.postings.get(at))
-            .map_or(Occurrence::ABSENT, |posting| posting.occurrence())
+            .and_then(|at| holders.get(at))
+            .map_or(Occurrence::ABSENT, |&(_, occurrence)| occurrence)
     }
 }
 
@@ -146,7 +146,7 @@ struct QueryRun<'i> {
     candidates: Candidates<'i>,
     /// Per query token (duplicates kept, query order): its index in `terms`.
     positions: Vec<usize>,
-    terms: Vec<QueryTerm<'i>>,
+    terms: Vec<QueryTerm>,
     scratch: Scratch,
     /// The raw score of a candidate holding no query term.
     base: f64,
@@ -212,14 +212,8 @@ impl<'i> QueryRun<'i> {
         }
         let stats = CandidateStats { docs: candidates.docs, tokens: candidates.tokens, doc_freqs };
         let weights: Vec<Option<Bm25Weight>> = texts.iter().map(|text| Bm25Weight::for_term(&stats, text)).collect();
-        let terms: Vec<QueryTerm<'i>> = (texts.into_iter().zip(weights).zip(spans))
-            .map(|((text, weight), (holders, found))| QueryTerm {
-                postings: index.postings(&text),
-                text,
-                weight,
-                holders,
-                found,
-            })
+        let terms: Vec<QueryTerm> = (texts.into_iter().zip(weights).zip(spans))
+            .map(|((text, weight), (holders, found))| QueryTerm { text, weight, holders, found })
             .collect();
         let mut run = QueryRun {
             index,
@@ -509,7 +503,7 @@ impl<'i> QueryRun<'i> {
     fn rule_hits(&self, m: usize, slot: u32, dates: &[&str]) -> RuleHits {
         // Only a query with a date needs the event itself; everything else is in arrays.
         let date = !dates.is_empty()
-            && self.index.slot(slot).and_then(|entry| entry.event.date.as_deref()).is_some_and(|d| dates.contains(&d));
+            && self.index.slot(slot).and_then(|entry| entry.event.date()).is_some_and(|d| dates.contains(&d));
         RuleHits {
             exact_terms: self.scratch.exact_terms.get(m).map_or(0, |n| usize::from(*n)),
             path_heading_terms: self.scratch.path_heading_terms.get(m).map_or(0, |n| usize::from(*n)),
@@ -519,13 +513,15 @@ impl<'i> QueryRun<'i> {
     }
 
     fn hit(&self, row: &Row, long: &[(usize, &str)], dates: &[&str], rerank: bool) -> Option<Hit> {
-        let event = &self.index.slot(row.slot)?.event;
+        let event = self.index.slot(row.slot)?.to_event();
         let rule_features = if !rerank {
             Vec::new()
         } else if row.matched {
             let with = |test: fn(Occurrence) -> bool| -> Vec<&str> {
                 long.iter()
-                    .filter(|(term, _)| self.terms.get(*term).is_some_and(|t| test(t.occurrence(row.slot))))
+                    .filter(|(term, _)| {
+                        self.terms.get(*term).is_some_and(|t| test(t.occurrence(&self.scratch, row.slot)))
+                    })
                     .map(|(_, text)| *text)
                     .collect()
             };
@@ -540,7 +536,7 @@ impl<'i> QueryRun<'i> {
             rule_features(&[], &[], None, !event.refs.is_empty())
         };
         Some(Hit {
-            event: event.clone(),
+            event,
             score: Score::Bm25(Bm25Score {
                 final_score: row.final_score,
                 bm25_score: round6(row.raw),

@@ -31,7 +31,9 @@ pub(crate) fn naive_search(events: &[MemoryEvent], query: &str, options: &Bm25Op
     let query_tokens = tokenize(query);
     let candidates: Vec<&MemoryEvent> = events
         .iter()
-        .filter(|e| selection.matches_path(&e.path) && selection.matches_event(e, &event_speakers(e)))
+        .filter(|e| {
+            selection.matches_path(&e.path) && selection.matches_event(&e.dates, e.is_source(), &event_speakers(e))
+        })
         .collect();
     if query_tokens.is_empty() || candidates.is_empty() {
         return Vec::new();

@@ -25,19 +25,68 @@ pub(crate) fn checksum(bytes: &[u8]) -> u64 {
     hasher.finish()
 }
 
-/// An append-only byte buffer with the cache's encodings.
+/// Bytes a streaming [`Writer`] or [`Reader`] moves to or from its file at a time: a
+/// multiple of 8, so that the checksum of the pieces equals that of the whole.
+const CHUNK: usize = 1 << 20;
+
+/// An append-only byte buffer with the cache's encodings; with a file, it streams to
+/// it (the index is never held twice, as index and as bytes).
 #[derive(Debug, Default)]
 pub(crate) struct Writer {
     pub(crate) bytes: Vec<u8>,
+    sink: Option<std::fs::File>,
+    hasher: FxHasher,
+    flushed: u64,
+    failed: Option<std::io::Error>,
 }
 
 impl Writer {
+    /// A writer appending to `file` from its current position.
+    pub(crate) fn to_file(file: std::fs::File) -> Self {
+        Writer { sink: Some(file), ..Writer::default() }
+    }
+
+    /// Write the buffered bytes (all when `all`, else a multiple of 8) to the file.
+    fn flush(&mut self, all: bool) {
+        let Some(file) = self.sink.as_mut() else { return };
+        let len = if all { self.bytes.len() } else { self.bytes.len() & !7 };
+        let Some(part) = self.bytes.get(..len) else { return };
+        if self.failed.is_none()
+            && let Err(err) = std::io::Write::write_all(file, part)
+        {
+            self.failed = Some(err);
+        }
+        self.hasher.write(part);
+        self.flushed += len as u64;
+        self.bytes.drain(..len);
+    }
+
+    fn pushed(&mut self) {
+        if self.sink.is_some() && self.bytes.len() >= CHUNK {
+            self.flush(false);
+        }
+    }
+
+    /// The file (if any), the payload length and its checksum; the first write error.
+    pub(crate) fn finish(mut self) -> std::io::Result<(Option<std::fs::File>, u64, u64)> {
+        if self.sink.is_none() {
+            return Ok((None, self.bytes.len() as u64, checksum(&self.bytes)));
+        }
+        self.flush(true);
+        if let Some(err) = self.failed {
+            return Err(err);
+        }
+        self.hasher.write_u64(self.flushed);
+        Ok((self.sink, self.flushed, self.hasher.finish()))
+    }
+
     pub(crate) fn u64(&mut self, mut value: u64) {
         while value >= 0x80 {
             self.bytes.push((value as u8) | 0x80);
             value >>= 7;
         }
         self.bytes.push(value as u8);
+        self.pushed();
     }
 
     pub(crate) fn usize(&mut self, value: usize) {
@@ -50,12 +99,19 @@ impl Writer {
     }
 
     pub(crate) fn bool(&mut self, value: bool) {
-        self.bytes.push(u8::from(value));
+        self.u64(u64::from(value));
     }
 
     pub(crate) fn str(&mut self, value: &str) {
         self.usize(value.len());
         self.bytes.extend_from_slice(value.as_bytes());
+        self.pushed();
+    }
+
+    /// Bytes as they are (their length is written before them).
+    pub(crate) fn raw(&mut self, bytes: &[u8]) {
+        self.bytes.extend_from_slice(bytes);
+        self.pushed();
     }
 
     pub(crate) fn strings(&mut self, values: &[String]) {
@@ -76,34 +132,93 @@ impl Writer {
     }
 }
 
-/// A cursor over cache bytes.
-#[derive(Debug)]
+/// A cursor over cache bytes, read from a file a chunk at a time (the whole file is
+/// never in memory beside the index it decodes to), checksummed as it goes.
 pub(crate) struct Reader<'a> {
-    rest: &'a [u8],
+    buf: Vec<u8>,
+    at: usize,
+    source: Option<&'a mut dyn std::io::Read>,
+    /// Bytes still in the source.
+    left: u64,
+    hasher: FxHasher,
+    len: u64,
+}
+
+impl std::fmt::Debug for Reader<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Reader").field("at", &self.at).field("left", &self.left).finish_non_exhaustive()
+    }
 }
 
 impl<'a> Reader<'a> {
-    pub(crate) fn new(bytes: &'a [u8]) -> Self {
-        Reader { rest: bytes }
+    /// A reader over bytes in memory.
+    #[cfg(test)]
+    pub(crate) fn new(bytes: &[u8]) -> Self {
+        let mut hasher = FxHasher::default();
+        hasher.write(bytes);
+        Reader { buf: bytes.to_vec(), at: 0, source: None, left: 0, hasher, len: bytes.len() as u64 }
+    }
+
+    /// A reader over the next `len` bytes of `source`.
+    pub(crate) fn streaming(source: &'a mut dyn std::io::Read, len: u64) -> Self {
+        Reader { buf: Vec::new(), at: 0, source: Some(source), left: len, hasher: FxHasher::default(), len }
+    }
+
+    /// How many bytes are left.
+    pub(crate) fn remaining(&self) -> usize {
+        let buffered = self.buf.len().saturating_sub(self.at);
+        buffered.saturating_add(usize::try_from(self.left).unwrap_or(usize::MAX))
     }
 
     pub(crate) fn is_empty(&self) -> bool {
-        self.rest.is_empty()
+        self.remaining() == 0
     }
 
-    pub(crate) fn take(&mut self, len: usize) -> Result<&'a [u8], Damaged> {
-        if len > self.rest.len() {
+    /// The checksum of all the bytes, once they are all read (see [`checksum`]).
+    pub(crate) fn checksum(&self) -> Option<u64> {
+        let mut hasher = self.hasher;
+        hasher.write_u64(self.len);
+        (self.left == 0).then(|| hasher.finish())
+    }
+
+    /// Make `len` bytes available from `at`.
+    fn fill(&mut self, len: usize) -> Result<(), Damaged> {
+        let have = self.buf.len().saturating_sub(self.at);
+        if have >= len {
+            return Ok(());
+        }
+        if (len - have) as u64 > self.left {
             return Err(Damaged("truncated"));
         }
-        let (head, tail) = self.rest.split_at(len);
-        self.rest = tail;
-        Ok(head)
+        let Some(source) = self.source.as_mut() else { return Err(Damaged("truncated")) };
+        self.buf.drain(..self.at);
+        self.at = 0;
+        // A multiple of 8 unless it is the rest of the source (see `CHUNK`).
+        let want = (len - have).max(CHUNK).next_multiple_of(8) as u64;
+        let pull = usize::try_from(want.min(self.left)).map_err(|_| Damaged("truncated"))?;
+        let start = self.buf.len();
+        self.buf.resize(start + pull, 0);
+        let fresh = self.buf.get_mut(start..).unwrap_or_default();
+        source.read_exact(fresh).map_err(|_| Damaged("truncated"))?;
+        self.hasher.write(fresh);
+        self.left -= pull as u64;
+        Ok(())
+    }
+
+    pub(crate) fn take(&mut self, len: usize) -> Result<&[u8], Damaged> {
+        self.fill(len)?;
+        let part = self.buf.get(self.at..self.at + len).ok_or(Damaged("truncated"))?;
+        self.at += len;
+        Ok(part)
     }
 
     pub(crate) fn u8(&mut self) -> Result<u8, Damaged> {
-        let (&first, tail) = self.rest.split_first().ok_or(Damaged("truncated"))?;
-        self.rest = tail;
-        Ok(first)
+        if self.at >= self.buf.len() {
+            self.fill(1)?;
+        }
+        let byte = *self.buf.get(self.at).ok_or(Damaged("truncated"))?;
+        self.at += 1;
+        Ok(byte)
     }
 
     pub(crate) fn u64(&mut self) -> Result<u64, Damaged> {
@@ -129,7 +244,7 @@ impl<'a> Reader<'a> {
     /// A count of items that each take at least one byte: never more than the bytes left.
     pub(crate) fn count(&mut self) -> Result<usize, Damaged> {
         let count = self.usize()?;
-        if count > self.rest.len() {
+        if count > self.remaining() {
             return Err(Damaged("count beyond the end"));
         }
         Ok(count)
@@ -148,8 +263,11 @@ impl<'a> Reader<'a> {
         }
     }
 
-    pub(crate) fn str(&mut self) -> Result<&'a str, Damaged> {
+    pub(crate) fn str(&mut self) -> Result<&str, Damaged> {
         let len = self.usize()?;
+        if len > self.remaining() {
+            return Err(Damaged("truncated"));
+        }
         std::str::from_utf8(self.take(len)?).map_err(|_| Damaged("string not UTF-8"))
     }
 
@@ -160,6 +278,10 @@ impl<'a> Reader<'a> {
     pub(crate) fn strings(&mut self) -> Result<Vec<String>, Damaged> {
         let count = self.count()?;
         (0..count).map(|_| self.string()).collect()
+    }
+
+    pub(crate) fn option_str(&mut self) -> Result<Option<&str>, Damaged> {
+        if self.bool()? { self.str().map(Some) } else { Ok(None) }
     }
 
     pub(crate) fn option_string(&mut self) -> Result<Option<String>, Damaged> {

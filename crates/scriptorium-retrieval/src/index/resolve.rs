@@ -24,7 +24,7 @@ impl Index {
         if has_legacy {
             for entry in self.slots.iter().flatten() {
                 if entry.kind == FileKind::V2Source {
-                    v2_ids.insert(&entry.event.event_id);
+                    v2_ids.insert(entry.event.event_id());
                 }
             }
         }
@@ -37,11 +37,11 @@ impl Index {
                 for slot in file.range() {
                     let Some(entry) = self.slots.get(slot as usize).and_then(Option::as_ref) else { continue };
                     match entry.kind {
-                        FileKind::LegacySource if v2_ids.contains(entry.event.event_id.as_str()) => {
+                        FileKind::LegacySource if v2_ids.contains(entry.event.event_id()) => {
                             shadowed.set(slot, true);
                         }
                         FileKind::LegacySource | FileKind::V2Source if has_topics => {
-                            source_trust.insert(&entry.event.event_id, entry.event.trust_state);
+                            source_trust.insert(entry.event.event_id(), entry.event.trust_state);
                         }
                         FileKind::LegacySource | FileKind::V2Source | FileKind::Topic => {}
                     }
@@ -52,10 +52,9 @@ impl Index {
         let topic_files = self.files.iter().filter(|(path, _)| FileKind::of(path) == Some(FileKind::Topic));
         for slot in topic_files.flat_map(|(_, file)| file.range()) {
             let Some(entry) = self.slots.get(slot as usize).and_then(Option::as_ref) else { continue };
-            let refs = &entry.event.refs;
-            let trust = if refs.is_empty() {
+            let trust = if !entry.event.has_refs() {
                 Trust::Unknown
-            } else if refs.iter().all(|id| source_trust.get(id.as_str()) == Some(&Trust::Trusted)) {
+            } else if entry.event.refs().all(|id| source_trust.get(id) == Some(&Trust::Trusted)) {
                 Trust::Trusted
             } else {
                 Trust::Pending

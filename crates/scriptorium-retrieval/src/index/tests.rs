@@ -107,7 +107,7 @@ fn replacing_and_removing_a_file_updates_postings() {
     assert!(found(&index, "okapi").is_empty());
     assert_eq!(index.len(), 1);
     // What remains of the removed file's postings points at slots without an event.
-    assert!(index.postings("okapi").iter().all(|posting| index.slot(posting.slot).is_none()));
+    assert!(index.postings("okapi").all(|posting| index.slot(posting.slot).is_none()));
 }
 
 #[test]
@@ -139,4 +139,41 @@ fn from_workspace_reads_the_reference_world() {
     // `telegram/group-100.md` copies of v2 ids are dropped.
     assert!(index.events().all(|e| e.path != "sources/telegram/group-100.md"));
     assert_eq!(trust_of(&index, "pend0001:1"), Trust::Pending);
+}
+
+/// The compact storage gives back every field as given: refs citing the event itself,
+/// other refs and none; shared and distinct speakers, headings and dates; non-ASCII text.
+#[test]
+fn stored_events_come_back_whole() {
+    let path = "sources/p/_v2/t.md";
+    let mut full = event(path, 3, "p/t/m1", "grüße 京都", &["p/t/m1"]);
+    full.headings = vec!["Thread".into(), "Day 1".into()];
+    full.dates = vec!["2024-01-02".into(), "2024-01".into()];
+    full.date = Some("2024-01-02".into());
+    full.speaker_id = "telegram/1".into();
+    full.speaker_display = "Bo".into();
+    full.speaker_label = "Bo (telegram/1)".into();
+    full.speaker_trusted = true;
+    full.speaker_kind = "human".into();
+    full.principal_id = "telegram:1".into();
+    full.authority_tier = Some(scriptorium_archive_format::AuthorityTier::Paired);
+    full.visibility = Some("private".into());
+    full.trust_state = Trust::Pending;
+    let mut other_refs = full.clone();
+    other_refs.line = 5;
+    other_refs.event_id = "p/t/m2".into();
+    other_refs.refs = vec!["p/t/m1".into(), "p/t/m2".into()];
+    other_refs.speaker_display = "Cy".into();
+    let mut no_refs = event(path, 9, "p/t/m3", "", &[]);
+    no_refs.dates = Vec::new();
+    let given = vec![full, other_refs, no_refs];
+    let mut index = Index::new();
+    index.apply([upsert(path, given.clone())]);
+    assert_eq!(index.events().cloned().collect::<Vec<_>>(), given);
+    assert_eq!(index.events_in(path), given);
+    assert!(index.events_in("sources/p/_v2/none.md").is_empty());
+    // The same through the cache bytes.
+    let bytes = index.encode(&BTreeMap::new());
+    let (loaded, _) = Index::decode(&mut crate::cache::codec::Reader::new(&bytes)).expect("decodes what it encoded");
+    assert_eq!(loaded.events().cloned().collect::<Vec<_>>(), given);
 }

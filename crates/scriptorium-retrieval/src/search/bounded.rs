@@ -135,7 +135,7 @@ impl QueryRun<'_> {
                 let Some(&slot) = self.scratch.matched.get(m) else { continue };
                 for (term, query_term) in self.terms.iter().enumerate() {
                     if let Some(cell) = table.get_mut(at * width + term) {
-                        *cell = query_term.occurrence(slot);
+                        *cell = query_term.occurrence(&self.scratch, slot);
                     }
                 }
             }

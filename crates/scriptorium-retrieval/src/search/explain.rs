@@ -13,13 +13,13 @@ impl QueryRun<'_> {
             .files()
             .values()
             .flat_map(|file| self.index.live_slots(*file))
-            .find(|(slot, entry)| entry.event.event_id == event_id && self.candidates.set.contains(*slot))?;
+            .find(|(slot, entry)| entry.event.event_id() == event_id && self.candidates.set.contains(*slot))?;
         let doc_len = self.index.length(slot);
         let mut total = 0.0;
         let mut parts = Vec::new();
         for &term in &self.positions {
             let Some(query_term) = self.terms.get(term) else { continue };
-            let tf = query_term.occurrence(slot).tf();
+            let tf = query_term.occurrence(&self.scratch, slot).tf();
             match query_term.weight {
                 Some(weight) => {
                     total += weight.score(tf, doc_len);
