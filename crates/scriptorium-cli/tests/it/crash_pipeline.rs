@@ -17,7 +17,7 @@ use std::process::Command;
 use scriptorium_transaction::History;
 use scriptorium_transaction::crashpoint::{ENV, POINTS};
 
-use crate::{TempDir, TestResult, run, scriptorium, vectors};
+use crate::{TempDir, TestResult, copy_tree, run, scriptorium, vectors};
 
 type Tree = BTreeMap<String, Vec<u8>>;
 type Failure = Box<dyn std::error::Error>;
@@ -35,19 +35,6 @@ const BEFORE_COMMIT: &[&str] = &[
 const PREFS: &str = "topics/prefs.md";
 /// A hand-written root `core.md` with root-relative links, from the core-render vector.
 const LEGACY_CORE: &str = "transaction/core-render/after/core.md";
-
-fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(to)?;
-    for entry in std::fs::read_dir(from)? {
-        let entry = entry?;
-        if entry.file_type()?.is_dir() {
-            copy_tree(&entry.path(), &to.join(entry.file_name()))?;
-        } else {
-            std::fs::copy(entry.path(), to.join(entry.file_name()))?;
-        }
-    }
-    Ok(())
-}
 
 /// Every file I1 and I3 compare: the memory files, the derived views and `runtime.json`
 /// (not the lock, the journal, caches or `.git`).

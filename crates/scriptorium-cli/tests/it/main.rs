@@ -85,6 +85,20 @@ pub(crate) fn run(cmd: &mut Command) -> Result<Run, std::io::Error> {
     })
 }
 
+/// Copy the directory tree `from` to `to` (created), files and directories only.
+pub(crate) fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        if entry.file_type()?.is_dir() {
+            copy_tree(&entry.path(), &to.join(entry.file_name()))?;
+        } else {
+            std::fs::copy(entry.path(), to.join(entry.file_name()))?;
+        }
+    }
+    Ok(())
+}
+
 /// A fresh directory under the system temp dir, removed on drop.
 pub(crate) struct TempDir {
     path: PathBuf,

@@ -2,24 +2,9 @@
 //! `tx-base` workspace: exit statuses, the contract code of a rejection, that a
 //! rejection changes nothing, and that history and restore round-trip.
 
-use std::path::Path;
-
-use crate::{TempDir, TestResult, run, scriptorium, vectors};
+use crate::{TempDir, TestResult, copy_tree, run, scriptorium, vectors};
 
 const PREFS: &str = "topics/prefs.md";
-
-fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(to)?;
-    for entry in std::fs::read_dir(from)? {
-        let entry = entry?;
-        if entry.file_type()?.is_dir() {
-            copy_tree(&entry.path(), &to.join(entry.file_name()))?;
-        } else {
-            std::fs::copy(entry.path(), to.join(entry.file_name()))?;
-        }
-    }
-    Ok(())
-}
 
 fn tx_base() -> Result<TempDir, Box<dyn std::error::Error>> {
     let dir = TempDir::new()?;

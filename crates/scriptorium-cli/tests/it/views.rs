@@ -1,11 +1,9 @@
 //! `status`, `core`, and the derived views in `check` (`VIEWS_DRIFT`, `--repair`), on
 //! real copies of the vectors' workspaces.
 
-use std::path::Path;
-
 use serde_json::Value;
 
-use crate::{Run, TempDir, TestResult, run, scriptorium, vectors};
+use crate::{Run, TempDir, TestResult, copy_tree, run, scriptorium, vectors};
 
 const REPORT: &str = ".scriptorium/core-report.json";
 
@@ -15,19 +13,6 @@ const CORE_WITH_PENDING: &str = "# Core\n\nCraig quits.[^e-1] ^aaaa1111\n\n\
     [^e-1]: Time: `2024-03-19`; Sources: [telegram/group-100/g1](../sources/telegram/_v2/group-100.md#source-c5abce8940d6277f)\n\n\
     The sensor uses an ESP32.[^e-2] ^bbbb2222\n\n\
     [^e-2]: Time: `2024-03-20`; Sources: [telegram/group-100/g2](../sources/telegram/_v2/group-100.md#source-11a05d4db2cef8b8)\n";
-
-fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(to)?;
-    for entry in std::fs::read_dir(from)? {
-        let entry = entry?;
-        if entry.file_type()?.is_dir() {
-            copy_tree(&entry.path(), &to.join(entry.file_name()))?;
-        } else {
-            std::fs::copy(entry.path(), to.join(entry.file_name()))?;
-        }
-    }
-    Ok(())
-}
 
 fn copy_of(tree: &str) -> Result<TempDir, Box<dyn std::error::Error>> {
     let dir = TempDir::new()?;
