@@ -3,7 +3,11 @@
 //! whose bytes changed since its last build and re-renders only the view pieces their
 //! units touch ([`LiveViews`]). A fresh cache is a full rebuild, and
 //! [`DerivedViews::build`] is exactly that, so incremental and full builds share one code
-//! path and must agree byte for byte (the `incremental` property test checks it).
+//! path. A full render returns every view; a patch returns only the views whose bytes
+//! differ from the staged ones, which the [`Derive`] contract leaves as they stand, so
+//! copying tens of megabytes of unchanged views is not paid on every edit. The stage with
+//! either build installed must be the same byte for byte (the `incremental` property test
+//! checks it, some installs skipped as after a transaction that failed).
 //!
 //! Units of a file depend on the file and on the source archives its citations resolve
 //! against; any change under `sources/` therefore drops every cached topic and the
@@ -67,6 +71,8 @@ struct State {
     /// The `runtime.json` bytes the last build wrote and the state they hold, so an
     /// unchanged file is not parsed again.
     runtime: Option<(Vec<u8>, RuntimeState)>,
+    /// The timeline days the last build returned, which the stage may not hold yet.
+    returned_days: HashSet<String>,
     stats: BuildStats,
 }
 
@@ -101,8 +107,10 @@ impl ViewsCache {
         self.state.borrow().stats
     }
 
-    /// Build every derived view of `staged` (see [`Derive::derive`]), re-parsing only
-    /// the topic files that changed since the last build.
+    /// Build the derived views of `staged` (see [`Derive::derive`]), re-parsing only
+    /// the topic files that changed since the last build. When it patches the last
+    /// build's views ([`BuildStats::views_patched`]) it returns only the files whose
+    /// bytes differ from `staged` (and removals); otherwise every view.
     ///
     /// # Errors
     /// As [`DerivedViews::build`].
@@ -124,9 +132,21 @@ impl ViewsCache {
         // Each topic file added, changed or removed, with its units before the change.
         let mut changed: Vec<(String, Option<ParsedFile>)> = Vec::new();
         let mut live = 0;
-        for (path, bytes) in under(staged, "topics/").filter(|(path, _)| path.ends_with(".md")) {
+        let topics: Vec<(&String, &Vec<u8>)> =
+            under(staged, "topics/").filter(|(path, _)| path.ends_with(".md")).collect();
+        // Both maps are in path order: one walk through them, no lookups, and `==` on
+        // byte slices compares lengths before any byte.
+        let mut cached = state.topics.files().iter().peekable();
+        let same: Vec<bool> = topics
+            .iter()
+            .map(|(path, bytes)| {
+                while cached.next_if(|(old, _)| old.as_str() < path.as_str()).is_some() {}
+                cached.next_if(|(old, _)| old == path).is_some_and(|(_, file)| file.bytes == **bytes)
+            })
+            .collect();
+        for ((path, bytes), same) in topics.into_iter().zip(same) {
             live += 1;
-            if state.topics.files().get(path.as_str()).is_some_and(|cached| cached.bytes == *bytes) {
+            if same {
                 stats.topics_reused += 1;
                 continue;
             }
@@ -170,26 +190,6 @@ impl ViewsCache {
 
         // Whether the whole tree parses without a violation (a duplicate id is one).
         let valid = state.topics.violations() == 0 && state.topics.duplicates() == 0;
-        let mut files = DerivedFiles::new();
-        let report_path = format!("{runtime_dir}/{CORE_REPORT_FILE}");
-        let mut core_report = None;
-        if let Some(core) = staged.get(TOPIC_CORE) {
-            // A tree that does not parse has no reliable citations: nothing counts as pending.
-            let core_units = state.topics.files().get(TOPIC_CORE).map_or(&[][..], |file| file.units.as_slice());
-            let pending = if valid { pending_core_blocks(&state.trusted, core_units) } else { BTreeSet::new() };
-            let render = render_cached(&mut state.core, core, pending, self.options.core_budget)?;
-            files.insert(ROOT_CORE.to_owned(), Some(render.text.clone().into_bytes()));
-            files.insert(report_path, Some(render.report.to_bytes()));
-            core_report = Some(render.report.clone());
-        } else {
-            // §7.1: a root core.md rendered from a master that is gone goes with it; the
-            // committed report shows it was rendered. A hand-written one (no report) stays.
-            if staged.contains_key(&report_path) && staged.contains_key(ROOT_CORE) {
-                files.insert(ROOT_CORE.to_owned(), None);
-            }
-            files.insert(report_path, None);
-        }
-
         let runtime_path = format!("{runtime_dir}/runtime.json");
         let committed = staged.get(&runtime_path);
         let (mut runtime, unchanged) = match state.runtime.take() {
@@ -200,11 +200,19 @@ impl ViewsCache {
         // ranks; with a duplicate id, which copy counts depends on the whole tree.
         let delta = views.filter(|_| !sources_changed && unchanged.is_some() && state.topics.duplicates() == 0);
         state.stats.views_patched = delta.is_some();
+        // A patch returns only the files whose bytes differ from the staged ones; a full
+        // render returns every view.
+        let all = delta.is_none();
         let (mut views, runtime_bytes) = match (delta, unchanged) {
             (Some(views), Some(bytes)) => {
                 let (views, ranked) = patch(views, &changed, state.topics.files(), &mut runtime);
-                // Serializing every rank again is the slow part of adding a block.
-                let bytes = append_ranks(&bytes, &ranked).unwrap_or_else(|| runtime.to_bytes());
+                // Serializing every rank again is the slow part of adding a block; with no
+                // new rank the file stays as written.
+                let bytes = if ranked.is_empty() {
+                    bytes
+                } else {
+                    append_ranks(&bytes, &ranked).unwrap_or_else(|| runtime.to_bytes())
+                };
                 (views, bytes)
             }
             (_, unchanged) => match full(state.topics.files(), &mut runtime) {
@@ -213,19 +221,49 @@ impl ViewsCache {
             },
         };
 
+        let mut files = DerivedFiles::new();
+        let report_path = format!("{runtime_dir}/{CORE_REPORT_FILE}");
+        let mut core_report = None;
+        if let Some(core) = staged.get(TOPIC_CORE) {
+            // A tree that does not parse has no reliable citations: nothing counts as pending.
+            let core_units = state.topics.files().get(TOPIC_CORE).map_or(&[][..], |file| file.units.as_slice());
+            let pending = if valid { pending_core_blocks(&state.trusted, core_units) } else { BTreeSet::new() };
+            let render = render_cached(&mut state.core, core, pending, self.options.core_budget)?;
+            put(&mut files, staged, all, ROOT_CORE, render.text.as_bytes());
+            put(&mut files, staged, all, &report_path, &render.report.to_bytes());
+            core_report = Some(render.report.clone());
+        } else {
+            // §7.1: a root core.md rendered from a master that is gone goes with it; the
+            // committed report shows it was rendered. A hand-written one (no report) stays.
+            if staged.contains_key(&report_path) && staged.contains_key(ROOT_CORE) {
+                files.insert(ROOT_CORE.to_owned(), None);
+            }
+            files.insert(report_path, None);
+        }
+
         // The timeline is deleted and recreated whole: every old file not rebuilt goes.
         for (path, _) in under(staged, "timeline/").filter(|(path, _)| !views.has_timeline_file(path)) {
             files.insert(path.clone(), None);
         }
-        for (path, bytes) in views.timeline() {
-            files.insert(path.clone(), Some(bytes.clone()));
+        // A day neither rendered again nor returned by the last build was checked equal to
+        // the stage then, and only an install changes derived files; a day the last build
+        // returned is checked again, in case that transaction did not install it.
+        let last_returned = std::mem::take(&mut state.returned_days);
+        for (path, bytes, rendered) in views.timeline() {
+            let check = all || rendered || last_returned.contains(path.as_str());
+            // A length check is nearly free and catches most hand edits of a day.
+            if (check || staged.get(path).map(Vec::len) != Some(bytes.len()))
+                && put(&mut files, staged, all, path, bytes)
+            {
+                state.returned_days.insert(path.clone());
+            }
         }
         let parsed = state.topics.files();
         let recent = views
             .recent(self.options.recent_limit, |pos| parsed.get(&pos.path).and_then(|file| file.units.get(pos.index)));
-        files.insert("recent_events.jsonl".to_owned(), Some(recent.into_bytes()));
-        files.insert("relations.json".to_owned(), Some(views.relations().as_bytes().to_vec()));
-        files.insert(runtime_path, Some(runtime_bytes.clone()));
+        put(&mut files, staged, all, "recent_events.jsonl", recent.as_bytes());
+        put(&mut files, staged, all, "relations.json", views.relations().as_bytes());
+        put(&mut files, staged, all, &runtime_path, &runtime_bytes);
         state.runtime = Some((runtime_bytes, runtime));
         if state.topics.duplicates() == 0 {
             state.views = Some(views);
@@ -248,7 +286,7 @@ fn tree_order(a: &&String, b: &&String) -> std::cmp::Ordering {
 
 /// The views of every parsed file from scratch, ranks given to new ids in parse order;
 /// returns them and how many ranks it gave.
-fn full(parsed: &HashMap<String, ParsedFile>, runtime: &mut RuntimeState) -> (LiveViews, usize) {
+fn full(parsed: &BTreeMap<String, ParsedFile>, runtime: &mut RuntimeState) -> (LiveViews, usize) {
     let mut paths: Vec<&String> = parsed.keys().collect();
     paths.sort_by(tree_order);
     let merged = merge(&paths, parsed);
@@ -269,7 +307,7 @@ fn full(parsed: &HashMap<String, ParsedFile>, runtime: &mut RuntimeState) -> (Li
 fn patch(
     mut views: LiveViews,
     changed: &[(String, Option<ParsedFile>)],
-    parsed: &HashMap<String, ParsedFile>,
+    parsed: &BTreeMap<String, ParsedFile>,
     runtime: &mut RuntimeState,
 ) -> (LiveViews, Vec<(String, i64)>) {
     // A file whose ids and links are as they were leaves relations.json as it was.
@@ -335,7 +373,7 @@ fn refresh_sources(cache: &mut HashMap<String, CachedSource>, staged: &BTreeMap<
 
 /// The units of every file in `paths` order with their places and timeline entries, a
 /// later duplicate of an id dropped (as in `parse_tree`).
-fn merge<'c>(paths: &[&String], parsed: &'c HashMap<String, ParsedFile>) -> Vec<(TreePos, &'c Unit, &'c UnitEntries)> {
+fn merge<'c>(paths: &[&String], parsed: &'c BTreeMap<String, ParsedFile>) -> Vec<(TreePos, &'c Unit, &'c UnitEntries)> {
     let mut seen: HashSet<&str> = HashSet::new();
     let mut merged = Vec::new();
     for path in paths {
@@ -347,6 +385,17 @@ fn merge<'c>(paths: &[&String], parsed: &'c HashMap<String, ParsedFile>) -> Vec<
         }
     }
     merged
+}
+
+/// Put `bytes` at `path` in `files`, unless only changes are wanted (`all` false) and the
+/// staged file already holds them: the transaction leaves a derived file not returned as
+/// it stands. Whether it put them.
+fn put(files: &mut DerivedFiles, staged: &BTreeMap<String, Vec<u8>>, all: bool, path: &str, bytes: &[u8]) -> bool {
+    let wanted = all || staged.get(path).is_none_or(|staged| staged.as_slice() != bytes);
+    if wanted {
+        files.insert(path.to_owned(), Some(bytes.to_vec()));
+    }
+    wanted
 }
 
 /// Block ids of `topics/core.md` (its `units`) citing a source outside the trusted-id

@@ -16,8 +16,10 @@
 //! every topic file and the rendered view pieces between builds, so a long-lived process
 //! re-parses only the files whose bytes changed and re-renders only the timeline files,
 //! relations and recent rows their units touch (any change under `sources/` drops the
-//! cache); it also implements `Derive`. [`Derived::drift`] lists the views on disk that differ from a build, which
-//! `scriptorium check` reports as [`DRIFT_CODE`].
+//! cache); it also implements `Derive`. A full build returns every view; a patched one
+//! returns only the views whose bytes differ from the staged ones (the transaction leaves
+//! a derived file not returned as it stands). [`Derived::drift`] lists the views on disk
+//! that differ from a full build, which `scriptorium check` reports as [`DRIFT_CODE`].
 //!
 //! Each build with a `topics/core.md` writes its [`CoreReport`] (tokens used, budget,
 //! rendered block ids, left-out block ids with a [`LeftOutReason`]) as
@@ -31,7 +33,8 @@
 //! - No I/O: the staged files come in as bytes, the derived files go out as bytes.
 //! - Every view is byte-identical to the reference's (the transaction golden vectors'
 //!   `after/` trees); `runtime.json` is written in our canonical form (decision Q8).
-//! - An incremental build equals a full rebuild, byte for byte (property-tested).
+//! - The stage with an incremental build installed equals it with a full rebuild
+//!   installed, byte for byte (property-tested).
 //! - Token counting is o200k_base, special-token strings counted as plain text, and
 //!   never fails (decision Q3); the encoder is built once, on first use.
 //! - Pending `topics/core.md` blocks (a source outside the trusted-id set) never reach
@@ -60,13 +63,19 @@
 //! }
 //! assert!(derived.drift(&staged).is_empty());
 //!
-//! // A cache kept across builds re-parses only what changed, with the same output.
+//! // A cache kept across builds re-parses only what changed and returns only the views
+//! // that differ from the stage: installed, they leave it as a full rebuild would.
 //! let cache = ViewsCache::new(DerivedViews::default());
 //! cache.build(&staged, ".scriptorium").expect("first build");
 //! staged.insert("topics/core.md".to_owned(), b"# Core memory\n".to_vec());
 //! let incremental = cache.build(&staged, ".scriptorium").expect("second build");
 //! assert_eq!(cache.stats().topics_parsed, 1);
-//! assert_eq!(incremental, DerivedViews::default().build(&staged, ".scriptorium").expect("full"));
+//! let full = DerivedViews::default().build(&staged, ".scriptorium").expect("full");
+//! assert!(!incremental.files.contains_key("relations.json"), "relations.json did not change");
+//! for (path, bytes) in &full.files {
+//!     let now = incremental.files.get(path).cloned().unwrap_or_else(|| staged.get(path).cloned());
+//!     assert_eq!(&now, bytes, "{path}");
+//! }
 //! ```
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]

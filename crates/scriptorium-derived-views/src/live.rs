@@ -112,14 +112,16 @@ impl LiveViews {
         self.relations = None;
     }
 
-    /// Every timeline file: path → bytes, rendering the files that changed.
-    pub(crate) fn timeline(&mut self) -> impl Iterator<Item = (&String, &Vec<u8>)> {
-        for (path, file) in &mut self.timeline {
-            if file.bytes.is_none() {
-                file.bytes = Some(render_file(path, file.entries.values().map(String::as_str)).into_bytes());
-            }
-        }
-        self.timeline.iter().filter_map(|(path, file)| file.bytes.as_ref().map(|bytes| (path, bytes)))
+    /// Every timeline file: path, bytes and whether this call rendered them (the file
+    /// changed since the last call), rendering the files that changed.
+    pub(crate) fn timeline(&mut self) -> impl Iterator<Item = (&String, &Vec<u8>, bool)> {
+        self.timeline.iter_mut().map(|(path, file)| {
+            let rendered = file.bytes.is_none();
+            let bytes = file
+                .bytes
+                .get_or_insert_with(|| render_file(path, file.entries.values().map(String::as_str)).into_bytes());
+            (path, &*bytes, rendered)
+        })
     }
 
     /// Whether `path` is a timeline file of these views.

@@ -1,7 +1,7 @@
 //! The parsed topic files a [`ViewsCache`](crate::ViewsCache) keeps, with the id counts
 //! and violation total that tell whether the whole tree is valid without merging it.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use scriptorium_topic_markdown::Unit;
 
@@ -11,7 +11,7 @@ use crate::timeline::UnitEntries;
 /// violations, kept in step on every insert and removal.
 #[derive(Debug, Default)]
 pub(crate) struct Topics {
-    files: HashMap<String, ParsedFile>,
+    files: BTreeMap<String, ParsedFile>,
     id_counts: HashMap<String, usize>,
     /// Ids held by more than one unit.
     duplicates: usize,
@@ -20,7 +20,7 @@ pub(crate) struct Topics {
 
 impl Topics {
     /// Every cached file by path.
-    pub(crate) fn files(&self) -> &HashMap<String, ParsedFile> {
+    pub(crate) fn files(&self) -> &BTreeMap<String, ParsedFile> {
         &self.files
     }
 

@@ -2,8 +2,10 @@
 //! ([`DerivedViews::build`], a fresh cache each time), byte for byte, over random edit
 //! sequences: topics added, rewritten and deleted (blocks citing trusted and pending
 //! frames, duplicate ids across files, block links, invalid files), `topics/core.md`
-//! edits and deletions, and the odd source append. The derived files of each step are
-//! applied to the stage, as an install does, so the next step starts from them.
+//! edits and deletions, and the odd source append. A patch returns only the derived files
+//! that differ from the stage, so each step compares the stage with either build installed;
+//! the incremental files are then installed, as the transaction does, so the next step
+//! starts from them, except now and then, as after a transaction that did not install.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -12,6 +14,7 @@ use proptest::prelude::*;
 use scriptorium_archive_format::{parse_bytes, source_anchor, v2_location};
 use scriptorium_derived_views::{DerivedViews, ViewsCache, render_relations, render_timeline};
 use scriptorium_topic_markdown::{MemorySources, Mode, SourceResolver, Unit, parse_tree};
+use scriptorium_transaction::DerivedFiles;
 
 const RUNTIME_DIR: &str = ".scriptorium";
 const PATHS: [&str; 6] =
@@ -115,11 +118,14 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
 
     #[test]
-    fn incremental_builds_equal_full_rebuilds(ops in prop::collection::vec(op(), 1..24)) {
+    fn incremental_builds_equal_full_rebuilds(
+        ops in prop::collection::vec(op(), 1..24),
+        skip_install in prop::collection::vec(prop::bool::weighted(0.15), 24),
+    ) {
         let (mut staged, frames) = sources();
         staged.insert("core.md".to_owned(), b"# hand-written core\n".to_vec());
         let cache = ViewsCache::new(DerivedViews::default());
-        for op in &ops {
+        for (step, op) in ops.iter().enumerate() {
             match op {
                 Op::Write { path, blocks, broken } => {
                     let text = topic_text(PATHS[*path], blocks, *broken, &frames);
@@ -136,7 +142,11 @@ proptest! {
             }
             let incremental = cache.build(&staged, RUNTIME_DIR).expect("incremental build");
             let full = DerivedViews::default().build(&staged, RUNTIME_DIR).expect("full build");
-            prop_assert_eq!(&incremental, &full, "after {:?}", op);
+            // A patch returns only the files that differ from the stage: the stage with
+            // either build installed must be the same, byte for byte.
+            let after = installed(&staged, &incremental.files);
+            prop_assert_eq!(&after, &installed(&staged, &full.files), "after {:?}", op);
+            prop_assert_eq!(&incremental.core_report, &full.core_report, "after {:?}", op);
             // The per-file parse merged equals one parse of the whole tree.
             let units = whole_tree_units(&staged);
             prop_assert_eq!(
@@ -155,14 +165,24 @@ proptest! {
                 prop_assert_eq!(built.get(path).map(|b| b.as_slice()), Some(text.as_bytes()));
             }
 
-            for (path, bytes) in full.files {
-                match bytes {
-                    Some(bytes) => staged.insert(path, bytes),
-                    None => staged.remove(&path),
-                };
+            // Now and then the install "fails": the next step starts from the old stage.
+            if !skip_install.get(step).copied().unwrap_or(false) {
+                staged = after;
             }
         }
     }
+}
+
+/// `staged` with `files` installed, as the transaction does.
+fn installed(staged: &BTreeMap<String, Vec<u8>>, files: &DerivedFiles) -> BTreeMap<String, Vec<u8>> {
+    let mut staged = staged.clone();
+    for (path, bytes) in files {
+        match bytes {
+            Some(bytes) => staged.insert(path.clone(), bytes.clone()),
+            None => staged.remove(path),
+        };
+    }
+    staged
 }
 
 /// The units of one strict parse of the whole staged topic tree.
@@ -196,5 +216,37 @@ fn a_one_topic_edit_parses_one_topic() {
     assert_eq!((cache.stats().topics_parsed, cache.stats().topics_reused), (1, PATHS.len() - 1));
     assert!(cache.stats().views_patched, "a one-topic edit patches the last views");
     assert_ne!(first.files.get("relations.json"), second.files.get("relations.json"));
-    assert_eq!(second, DerivedViews::default().build(&staged, RUNTIME_DIR).expect("full build"));
+    let full = DerivedViews::default().build(&staged, RUNTIME_DIR).expect("full build");
+    assert_eq!(installed(&staged, &second.files), installed(&staged, &full.files));
+    // Only what changed comes back: the edited block's day, relations, recent events, ranks.
+    assert!(second.files.len() < full.files.len(), "{:?}", second.files.keys());
+    assert!(second.files.keys().all(|path| full.files.contains_key(path)), "{:?}", second.files.keys());
+}
+
+#[test]
+fn a_day_the_last_build_returned_comes_back_when_it_was_not_installed() {
+    let (mut staged, frames) = sources();
+    // "sensor" and "budget" have the same length: the edited day keeps its length.
+    let text = |word: usize| {
+        let blocks = [Block { id: 0, words: vec![word], frame: 3, day: 15, link: None }];
+        topic_text(PATHS[1], &blocks, false, &frames).into_bytes()
+    };
+    staged.insert(PATHS[1].to_owned(), text(2));
+    let cache = ViewsCache::new(DerivedViews::default());
+    let first = cache.build(&staged, RUNTIME_DIR).expect("first build");
+    staged = installed(&staged, &first.files);
+    staged.insert(PATHS[1].to_owned(), text(5));
+    let edited = cache.build(&staged, RUNTIME_DIR).expect("edit");
+    assert!(cache.stats().views_patched);
+    let day = edited.files.keys().find(|path| path.starts_with("timeline/")).cloned().expect("a day re-rendered");
+    assert_eq!(edited.files[&day].as_ref().map(Vec::len), staged.get(&day).map(Vec::len), "same length");
+    // The install failed: the same stage again still needs the edited day.
+    let again = cache.build(&staged, RUNTIME_DIR).expect("retry");
+    assert_eq!(again.files.get(&day), edited.files.get(&day));
+    let full = DerivedViews::default().build(&staged, RUNTIME_DIR).expect("full build");
+    assert_eq!(installed(&staged, &again.files), installed(&staged, &full.files));
+    // Once installed, nothing is left to return for that day.
+    staged = installed(&staged, &again.files);
+    let settled = cache.build(&staged, RUNTIME_DIR).expect("after install");
+    assert!(!settled.files.contains_key(&day), "{:?}", settled.files.keys());
 }

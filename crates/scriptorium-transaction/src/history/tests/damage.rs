@@ -150,7 +150,17 @@ fn trial(seed: u64, templates: &[Template]) -> Result<Outcome, Box<dyn std::erro
         "{context}: HEAD's tree is neither the files' nor a checkpoint's"
     );
     let only_metadata = damaged.iter().all(|path| !path.starts_with("objects"));
-    if only_metadata {
+    // With the branch ref and every reflog emptied, nothing records which commit was the
+    // tip (Git would leave it dangling too): a new root commit, flagged, is the answer.
+    let reflogs: Vec<String> = candidates
+        .iter()
+        .filter_map(|path| path.strip_prefix(&git_dir).ok())
+        .filter(|path| path.starts_with("logs"))
+        .map(|path| path.display().to_string())
+        .collect();
+    let tip_unrecorded =
+        damaged.iter().any(|path| path == "refs/heads/main") && reflogs.iter().all(|log| damaged.contains(log));
+    if only_metadata && !tip_unrecorded {
         assert!(!report.is_flagged(), "{context}: damage outside the object store must be repairable");
     }
     if !report.is_flagged() {
