@@ -22,7 +22,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use criterion::Criterion;
-use scriptorium_archive_format::{parse_bytes, source_anchor, v2_location};
+use scriptorium_archive_format::{source_anchor, v2_location};
 use scriptorium_benches::topics::topic_workspace;
 use scriptorium_benches::{SplitMix64, archive_set};
 use scriptorium_derived_views::{CORE_TOKEN_BUDGET, DerivedViews, ViewsCache, count_o200k, render_core};
@@ -65,11 +65,7 @@ const CHINESE: &[&str] =
 /// one citing a frame of `sources`.
 fn core_workspace(seed: u64, target: usize) -> BTreeMap<String, Vec<u8>> {
     let sources = archive_set(seed ^ 0x5eed, 1 << 20, 256 << 10);
-    let frames: Vec<String> = sources
-        .files
-        .iter()
-        .flat_map(|file| parse_bytes(&file.bytes, &file.path).frames.into_iter().map(|f| f.source_id.to_owned()))
-        .collect();
+    let frames = sources.source_ids();
     let mut rng = SplitMix64::new(seed);
     let mut text = String::from("# Core\n");
     let mut n = 0usize;

@@ -6,7 +6,7 @@
 //! v2 files: mixed English and Chinese bodies, multi-line and CRLF text, speaker lines,
 //! every metadata shape, and the occasional body that imitates frame lines.
 
-use scriptorium_archive_format::{MemoryTree, SourceRecord, plan_append};
+use scriptorium_archive_format::{MemoryTree, SourceRecord, parse_bytes, plan_append};
 
 pub mod topics;
 
@@ -213,6 +213,13 @@ impl ArchiveSet {
     /// The total number of frames.
     pub fn total_frames(&self) -> usize {
         self.files.iter().map(|f| f.frames).sum()
+    }
+
+    /// The source id of every frame, file by file in generation order: what generated
+    /// topics cite.
+    pub fn source_ids(&self) -> Vec<String> {
+        let frames = self.files.iter().flat_map(|file| parse_bytes(&file.bytes, &file.path).frames);
+        frames.map(|frame| frame.source_id.to_owned()).collect()
     }
 }
 

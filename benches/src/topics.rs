@@ -9,7 +9,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use scriptorium_archive_format::{parse_bytes, source_anchor, v2_location};
+use scriptorium_archive_format::{source_anchor, v2_location};
 
 use crate::{ArchiveSet, CHINESE, ENGLISH, SplitMix64, archive_set};
 
@@ -74,11 +74,7 @@ fn when(rng: &mut SplitMix64) -> String {
 pub fn topic_workspace(seed: u64, files: usize, blocks_per_file: usize) -> TopicWorkspace {
     let blocks = files * blocks_per_file;
     let sources = archive_set(seed ^ 0xa5a5, (blocks * 64).max(1 << 20), 256 << 10);
-    let frames: Vec<String> = sources
-        .files
-        .iter()
-        .flat_map(|file| parse_bytes(&file.bytes, &file.path).frames.into_iter().map(|f| f.source_id.to_owned()))
-        .collect();
+    let frames = sources.source_ids();
     let mut rng = SplitMix64::new(seed);
     let mut used_ids = BTreeSet::new();
     // Blocks already written: (file path, block id), for block links.
