@@ -6,8 +6,10 @@
 //!   step for a workspace holding just that master (parse, pending check, render).
 //! - `full_rebuild`: every view of a 10,000-topic-file workspace (10 blocks a file) from
 //!   scratch (report); `DERIVED_VIEWS_FILES=<n>` picks another size.
-//! - `incremental_one_topic`: a [`ViewsCache`] kept across builds, one topic file edited
-//!   between builds (goal ≤ 20 ms).
+//! - `incremental_one_topic`: a [`ViewsCache`] kept across builds and driven as the
+//!   transaction drives it (`build_delta` with the committed revision and the one changed
+//!   path, the returned views installed, `installed` with the new revision), one topic
+//!   file edited between builds (goal ≤ 20 ms).
 //! - cold CLI: `scriptorium core` on the 256 KB master in a fresh process, tokenizer init
 //!   included (goal ≤ 300 ms), timed over repeated spawns like hyperfine. It needs the
 //!   release binary (`cargo build --release -p scriptorium-cli`); the workspace is left
@@ -15,7 +17,7 @@
 //!   `hyperfine 'target/release/scriptorium core --workspace DIR'` reruns it.
 #![allow(clippy::print_stdout, reason = "a bench binary reports its figures on stdout")]
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -171,14 +173,20 @@ fn bench_large(c: &mut Criterion) {
     let text = String::from_utf8_lossy(&original);
     let edited = text.replacen(". ", ", and more. ", 1).into_bytes();
     assert_ne!(edited, original, "the edit must change the file");
+    // As the transaction drives it: the committed revision and the changed path handed
+    // over, the returned views installed and the new revision reported.
     let cache = ViewsCache::new(DerivedViews::default());
-    let _ = cache.build(&staged, RUNTIME_DIR);
-    let mut flip = false;
+    let _ = cache.build_delta(&staged, RUNTIME_DIR, "r0", &BTreeSet::new());
+    cache.installed("r1");
+    let changed = BTreeSet::from([path.clone()]);
+    let mut round = 1_u64;
     group.bench_function(format!("incremental_one_topic_{files}_topics"), |b| {
         b.iter(|| {
-            flip = !flip;
-            staged.insert(path.clone(), if flip { edited.clone() } else { original.clone() });
-            black_box(cache.build(&staged, RUNTIME_DIR))
+            round += 1;
+            staged.insert(path.clone(), if round.is_multiple_of(2) { edited.clone() } else { original.clone() });
+            let built = cache.build_delta(&staged, RUNTIME_DIR, &format!("r{}", round - 1), &changed);
+            install(&mut staged, built.unwrap_or_else(|e| panic!("incremental: {e}")).files);
+            cache.installed(&format!("r{round}"));
         })
     });
     group.finish();
@@ -252,8 +260,10 @@ fn once(n: usize) {
     println!("full build: {:.1} ms", started.elapsed().as_secs_f64() * 1e3);
     install(&mut staged, first.files);
     let cache = ViewsCache::new(DerivedViews::default());
-    let _ = cache.build(&staged, RUNTIME_DIR);
+    let _ = cache.build_delta(&staged, RUNTIME_DIR, "r0", &BTreeSet::new());
+    cache.installed("r0");
     let path = staged.keys().find(|p| p.starts_with("topics/")).cloned().unwrap_or_default();
+    let changed = BTreeSet::from([path.clone()]);
     for round in 0..n {
         let mut bytes = staged[&path].clone();
         bytes.extend_from_slice(
@@ -267,7 +277,9 @@ fn once(n: usize) {
         let copied = started.elapsed();
         drop(copy);
         let started = Instant::now();
-        let built = cache.build(&staged, RUNTIME_DIR).unwrap_or_else(|e| panic!("incremental: {e}"));
+        let built = cache
+            .build_delta(&staged, RUNTIME_DIR, &format!("r{round}"), &changed)
+            .unwrap_or_else(|e| panic!("incremental: {e}"));
         let derive = started.elapsed();
         let view_bytes: usize = built.files.values().flatten().map(Vec::len).sum();
         println!(
@@ -277,6 +289,7 @@ fn once(n: usize) {
             copied.as_secs_f64() * 1e3
         );
         install(&mut staged, built.files);
+        cache.installed(&format!("r{}", round + 1));
     }
 }
 

@@ -74,6 +74,13 @@ const ALLOWED_EXTERNAL: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        "scriptorium-retrieval",
+        &[
+            // grep's regex mode (spec 02 §6.8): linear-time search, no backtracking; already built for tiktoken-rs.
+            "regex",
+        ],
+    ),
+    (
         "scriptorium-derived-views",
         &[
             // core.md's token budget is counted with o200k_base; tiktoken-rs embeds the ranks (05-dependencies §A4).

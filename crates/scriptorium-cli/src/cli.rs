@@ -43,7 +43,7 @@ pub(crate) enum Command {
     ///
     /// Exit status: 0 (with or without results), 2 on bad usage, a bad filter or an unreadable workspace.
     Search(crate::search::SearchArgs),
-    /// Find a literal text in the visible workspace files, line by line
+    /// Find a literal text (with --regex, a pattern in Python `re` syntax) in the visible workspace files, line by line
     /// (case-insensitive unless --case-sensitive; never `.scriptorium/`, `.git/`,
     /// `memory-superseded/` or symbolic links; v2 archives on record lines only).
     ///

@@ -1,5 +1,6 @@
-//! `scriptorium grep`: a literal text in the visible workspace files (spec 02 §6.8),
-//! printed as `path:line: text` for people or as the tool's JSON shape.
+//! `scriptorium grep`: a literal text, or with `--regex` a Python-syntax pattern, in the
+//! visible workspace files (spec 02 §6.8), printed as `path:line: text` for people or as
+//! the tool's JSON shape.
 
 use std::path::PathBuf;
 
@@ -16,8 +17,12 @@ use crate::workspace::Workspace;
 /// Arguments of `grep`.
 #[derive(Debug, Args)]
 pub(crate) struct GrepArgs {
-    /// The literal text to find.
+    /// The literal text to find (with --regex, the pattern).
     pub(crate) text: String,
+    /// Read the text as a regex in Python `re` syntax; lookaround, backreferences and
+    /// possessive quantifiers are refused (CLI_BAD_QUERY naming RETRIEVAL_INVALID_PATTERN).
+    #[arg(long)]
+    pub(crate) regex: bool,
     /// The workspace root (default: `$SCRIPTORIUM_WORKSPACE`, else the platform data
     /// directory + `scriptorium/memory`).
     #[arg(long, value_name = "DIR")]
@@ -41,6 +46,7 @@ pub(crate) fn run(args: &GrepArgs) -> Result<Outcome, CliError> {
     let workspace = Workspace::locate(args.workspace.as_deref())?;
     let request = GrepRequest {
         query: args.text.clone(),
+        regex: args.regex,
         case_sensitive: args.case_sensitive,
         prefix: args.path_prefix.clone(),
         limit: args.limit,

@@ -16,6 +16,13 @@
 //! `parse_tree` does; while any id is duplicated, or when `runtime.json` is not the one
 //! the last build wrote (its ranks order recent events), the views are rendered from
 //! every unit rather than patched.
+//!
+//! Finding the changed files means comparing every staged file with the cached bytes,
+//! which is most of a one-topic build on a large workspace. Driven by the transaction
+//! ([`Derive::derive_delta`] and [`Derive::installed`]), the cache compares only the
+//! paths the stage changes: it knows it holds the workspace committed at a revision, and
+//! a stage made from that same revision differs from it only there. A revision it does
+//! not know (a hand edit, another process's commit) means comparing everything again.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
@@ -23,7 +30,7 @@ use std::ops::Bound;
 
 use scriptorium_archive_format::trusted_source_ids;
 use scriptorium_topic_markdown::{ErrorCode as TopicCode, MemorySources, Mode, SourceResolver, Unit, parse_tree};
-use scriptorium_transaction::{CORE_REPORT_FILE, Derive, DerivedFiles, RuntimeState};
+use scriptorium_transaction::{CORE_REPORT_FILE, Derive, DerivedFiles, RuntimeState, StageDelta};
 
 use crate::core_render::{CoreRender, render_core};
 use crate::error::{Error, ErrorCode};
@@ -73,7 +80,39 @@ struct State {
     runtime: Option<(Vec<u8>, RuntimeState)>,
     /// The timeline days the last build returned, which the stage may not hold yet.
     returned_days: HashSet<String>,
+    /// Which staged files a build may take as cached without comparing their bytes.
+    trust: Trust,
     stats: BuildStats,
+}
+
+/// What the cache knows about the next stage it is given, from the transaction's
+/// [`StageDelta`]s and install reports (comparing 57 MB of unchanged topics is most of a
+/// one-topic build).
+#[derive(Debug, Default)]
+enum Trust {
+    /// Nothing: every file is compared.
+    #[default]
+    Nothing,
+    /// The cache holds the stage of the last build, made from the workspace committed
+    /// at `base` and differing from it at most at `changed`; it may not have installed.
+    Staged { base: String, changed: BTreeSet<String> },
+    /// The cache holds the workspace committed at this revision.
+    Committed(String),
+}
+
+impl Trust {
+    /// The paths to compare for a stage made from `base` differing at `changed`; `None`
+    /// when every path must be compared.
+    fn suspects(&self, base: &str, changed: &BTreeSet<String>) -> Option<BTreeSet<String>> {
+        match self {
+            Trust::Committed(revision) if revision == base => Some(changed.clone()),
+            // The last stage may not have installed: its changes are suspect too.
+            Trust::Staged { base: last, changed: last_changed } if last == base => {
+                Some(changed.union(last_changed).cloned().collect())
+            }
+            _ => None,
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -115,11 +154,55 @@ impl ViewsCache {
     /// # Errors
     /// As [`DerivedViews::build`].
     pub fn build(&self, staged: &BTreeMap<String, Vec<u8>>, runtime_dir: &str) -> Result<Derived, Error> {
-        let mut guard = self.state.borrow_mut();
-        let state = &mut *guard;
+        let mut state = self.state.borrow_mut();
+        state.trust = Trust::Nothing;
+        self.build_trusting(&mut state, staged, runtime_dir, None)
+    }
+
+    /// [`build`](Self::build) for a stage made from the workspace committed at
+    /// `base_revision` that differs from it at most at the `changed` paths. When this
+    /// cache last built that same workspace (it was told with
+    /// [`installed`](Self::installed)) or a stage made from it, only the changed paths'
+    /// bytes are compared with what it holds; otherwise this is [`build`](Self::build).
+    ///
+    /// # Errors
+    /// As [`DerivedViews::build`].
+    pub fn build_delta(
+        &self,
+        staged: &BTreeMap<String, Vec<u8>>,
+        runtime_dir: &str,
+        base_revision: &str,
+        changed: &BTreeSet<String>,
+    ) -> Result<Derived, Error> {
+        let mut state = self.state.borrow_mut();
+        let suspects = std::mem::take(&mut state.trust).suspects(base_revision, changed);
+        let built = self.build_trusting(&mut state, staged, runtime_dir, suspects.as_ref())?;
+        state.trust = Trust::Staged { base: base_revision.to_owned(), changed: changed.clone() };
+        Ok(built)
+    }
+
+    /// Record that the stage of the last [`build_delta`](Self::build_delta) was
+    /// installed and the workspace is now at `revision`.
+    pub fn installed(&self, revision: &str) {
+        let mut state = self.state.borrow_mut();
+        if matches!(state.trust, Trust::Staged { .. }) {
+            state.trust = Trust::Committed(revision.to_owned());
+        }
+    }
+
+    /// One build; `suspects`, when given, are the only staged paths whose bytes may
+    /// differ from the cached ones (a path the cache does not hold is always read).
+    fn build_trusting(
+        &self,
+        state: &mut State,
+        staged: &BTreeMap<String, Vec<u8>>,
+        runtime_dir: &str,
+        suspects: Option<&BTreeSet<String>>,
+    ) -> Result<Derived, Error> {
+        let suspect = |path: &String| suspects.is_none_or(|set| set.contains(path));
         // The last build's views, put back only when this build completes.
         let views = state.views.take();
-        let sources_changed = refresh_sources(&mut state.sources, staged);
+        let sources_changed = refresh_sources(&mut state.sources, staged, suspect);
         if sources_changed {
             state.topics = Topics::default();
             state.trusted = state.sources.values().flat_map(|s| s.trusted.iter().cloned()).collect();
@@ -141,7 +224,7 @@ impl ViewsCache {
             .iter()
             .map(|(path, bytes)| {
                 while cached.next_if(|(old, _)| old.as_str() < path.as_str()).is_some() {}
-                cached.next_if(|(old, _)| old == path).is_some_and(|(_, file)| file.bytes == **bytes)
+                cached.next_if(|(old, _)| old == path).is_some_and(|(_, file)| !suspect(path) || file.bytes == **bytes)
             })
             .collect();
         for ((path, bytes), same) in topics.into_iter().zip(same) {
@@ -352,12 +435,16 @@ fn rank(runtime: &RuntimeState, unit: &Unit) -> i64 {
 
 /// Bring the source cache in step with `staged`; whether any archive was added,
 /// removed or changed.
-fn refresh_sources(cache: &mut HashMap<String, CachedSource>, staged: &BTreeMap<String, Vec<u8>>) -> bool {
+fn refresh_sources(
+    cache: &mut HashMap<String, CachedSource>,
+    staged: &BTreeMap<String, Vec<u8>>,
+    suspect: impl Fn(&String) -> bool,
+) -> bool {
     let mut changed = false;
     let mut live = 0;
     for (path, bytes) in staged.iter().filter(|(path, _)| path.starts_with("sources/")) {
         live += 1;
-        if cache.get(path).is_some_and(|cached| cached.bytes == *bytes) {
+        if cache.get(path).is_some_and(|cached| !suspect(path) || cached.bytes == *bytes) {
             continue;
         }
         changed = true;
@@ -434,6 +521,21 @@ impl Derive for ViewsCache {
         runtime_dir: &str,
     ) -> Result<DerivedFiles, scriptorium_transaction::Error> {
         self.build(staged, runtime_dir).map(|derived| derived.files).map_err(|error| error.into_transaction())
+    }
+
+    fn derive_delta(
+        &self,
+        staged: &BTreeMap<String, Vec<u8>>,
+        runtime_dir: &str,
+        delta: &StageDelta<'_>,
+    ) -> Result<DerivedFiles, scriptorium_transaction::Error> {
+        self.build_delta(staged, runtime_dir, delta.base_revision(), delta.changed())
+            .map(|derived| derived.files)
+            .map_err(|error| error.into_transaction())
+    }
+
+    fn installed(&self, revision: &str) {
+        ViewsCache::installed(self, revision);
     }
 
     fn promote(&self, staged: &BTreeMap<String, Vec<u8>>) -> BTreeMap<String, Vec<u8>> {

@@ -143,12 +143,12 @@ fn embedding_hits(
     embedder: &dyn Embedder,
 ) -> Result<Vec<Hit>, Error> {
     let ranked = embedding_ranking(index, &request.query, &request.filters, top_k, embedder)?;
-    Ok(ranked
-        .into_iter()
-        .filter_map(|(slot, similarity)| {
-            Some(Hit { event: index.slot(slot)?.to_event(), score: Score::Similarity(similarity) })
-        })
-        .collect())
+    // A result row's content may be read back from its file, which fails if the file
+    // changed since the index read it: an error, never another text.
+    (ranked.into_iter())
+        .filter_map(|(slot, similarity)| Some((index.slot(slot)?, similarity)))
+        .map(|(entry, similarity)| Ok(Hit { event: entry.try_to_event()?, score: Score::Similarity(similarity) }))
+        .collect()
 }
 
 /// BM25 and embedding rankings (each up to the index's 50) fused by reciprocal rank,

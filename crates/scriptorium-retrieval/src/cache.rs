@@ -25,6 +25,11 @@
 //!   the same size could keep its stat ("racily clean", as Git calls it).
 //! - When a source file changes, appears or vanishes, every topic file is re-read too:
 //!   a topic's citations resolve against source files, so its events depend on them.
+//! - Source text is not cached or held: an event whose content is the cleaned text of a
+//!   byte range of its file keeps that range and the content's checksum, and a result
+//!   row reads it back (`index::stored`). A file changed behind the index fails that
+//!   check and the row is an error (refresh), never another text; bytes appended after
+//!   the range leave it readable.
 //! - The reference's `.scriptorium-bm25.json` is never read or written.
 //! - Failing to save is not an error of [`Index::open`]: the index in memory is
 //!   correct, and the next open rebuilds; [`OpenReport::save_error`] says why.
@@ -55,15 +60,16 @@ use self::fingerprint::{Fingerprint, nanos};
 use self::sources::DiskSources;
 use crate::collect::file_events;
 use crate::error::{Error, ErrorCode};
-use crate::event::FileKind;
+use crate::event::{FileKind, MemoryEvent};
+use crate::index::stored::{OnDisk, locate_records};
 use crate::index::{FileChange, Index};
 use crate::scan::{ListedFile, WorkspaceFile, list_files, read_failed};
 
 /// The cache format this build writes. Bump it whenever the layout or the meaning of
 /// any stored field (including what the parsers put into events) changes.
-pub const CACHE_FORMAT_VERSION: u32 = 2;
+pub const CACHE_FORMAT_VERSION: u32 = 3;
 /// The oldest cache format this build still reads; anything older is rebuilt.
-pub const CACHE_OLDEST_SUPPORTED_VERSION: u32 = 2;
+pub const CACHE_OLDEST_SUPPORTED_VERSION: u32 = 3;
 /// The cache file, relative to the workspace root (inside the runtime directory).
 pub const CACHE_PATH: &str = ".scriptorium/retrieval-index.bin";
 
@@ -188,7 +194,10 @@ impl Index {
             // beside the compact index (a rebuild parses every file).
             for batch in stale.chunks(PARSE_BATCH_FILES) {
                 match parse_files(root, batch) {
-                    Ok(changes) => changes.into_iter().for_each(|change| self.apply_one(change)),
+                    Ok(changes) => changes.into_iter().for_each(|change| match change {
+                        Parsed::Read { path, events, on_disk } => self.upsert_on_disk(path, events, on_disk),
+                        Parsed::Gone { path } => self.apply_one(FileChange::Remove { path }),
+                    }),
                     Err(err) => {
                         // The files applied so far keep their old fingerprints: re-read next time.
                         self.finish_changes();
@@ -228,16 +237,24 @@ const PARALLEL_MIN_FILES: usize = 16;
 /// At most this many parsing threads.
 const MAX_THREADS: usize = 8;
 
+/// A listed file, read and parsed.
+enum Parsed {
+    /// Its events, sorted by (line, event id), and where their contents are in it.
+    Read { path: String, events: Vec<MemoryEvent>, on_disk: OnDisk },
+    /// It vanished since the listing.
+    Gone { path: String },
+}
+
 /// Read and parse `files` into changes, in their order, on several threads when there
 /// are many (each thread resolves citations through its own resolver, as the resolver
 /// is single-threaded; all read the same files, so the results are the same).
-fn parse_files(root: &Path, files: &[&ListedFile]) -> Result<Vec<FileChange>, Error> {
+fn parse_files(root: &Path, files: &[&ListedFile]) -> Result<Vec<Parsed>, Error> {
     let threads = std::thread::available_parallelism().map_or(1, usize::from).min(MAX_THREADS);
     if threads < 2 || files.len() < PARALLEL_MIN_FILES {
         return parse_chunk(root, files);
     }
     let chunk = files.len().div_ceil(threads);
-    let results: Vec<Result<Vec<FileChange>, Error>> = std::thread::scope(|scope| {
+    let results: Vec<Result<Vec<Parsed>, Error>> = std::thread::scope(|scope| {
         let handles: Vec<_> = files.chunks(chunk).map(|part| scope.spawn(move || parse_chunk(root, part))).collect();
         // A panic in a parser is a bug: pass it on unchanged rather than relabel it.
         handles.into_iter().map(|handle| handle.join().unwrap_or_else(|bug| std::panic::resume_unwind(bug))).collect()
@@ -249,16 +266,20 @@ fn parse_files(root: &Path, files: &[&ListedFile]) -> Result<Vec<FileChange>, Er
     Ok(changes)
 }
 
-fn parse_chunk(root: &Path, files: &[&ListedFile]) -> Result<Vec<FileChange>, Error> {
+fn parse_chunk(root: &Path, files: &[&ListedFile]) -> Result<Vec<Parsed>, Error> {
     let resolver = SourceResolver::new(DiskSources::new(root));
     files
         .iter()
         .map(|file| {
             Ok(match read_file(file)? {
                 Some(read) => {
-                    FileChange::Upsert { events: file_events(&read.path, &read.bytes, &resolver), path: read.path }
+                    let mut events = file_events(&read.path, &read.bytes, &resolver);
+                    // The order the index keeps them in, so that the offsets line up.
+                    events.sort_by(|a, b| (a.line, &a.event_id).cmp(&(b.line, &b.event_id)));
+                    let records = locate_records(&read.path, &read.bytes, &events);
+                    Parsed::Read { events, path: read.path, on_disk: OnDisk { disk: file.disk.clone(), records } }
                 }
-                None => FileChange::Remove { path: file.path.clone() },
+                None => Parsed::Gone { path: file.path.clone() },
             })
         })
         .collect()
@@ -301,7 +322,7 @@ fn load(root: &Path) -> Result<Index, CacheState> {
     let stored_sum = check_header(&header, payload_len).map_err(CacheState::Rejected)?;
     // Decoded while read, but used only once the checksum of every byte matches.
     let mut input = Reader::streaming(&mut file, payload_len);
-    let decoded = Index::decode(&mut input);
+    let decoded = Index::decode(&mut input, |path| Some(root.join(path)));
     if input.checksum() != Some(stored_sum) {
         return Err(CacheState::Rejected("checksum does not match".into()));
     }

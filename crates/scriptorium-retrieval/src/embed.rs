@@ -79,10 +79,12 @@ impl VectorCache {
         for file in index.files().values() {
             for (slot, entry) in index.live_slots(*file) {
                 let event = &entry.event;
+                // A record changed behind the index is an error, never another text.
+                let content = event.read_content().map_err(|why| why.into_error(event.path()))?;
                 slots.push(slot);
                 texts.push(format!(
                     "{} {} {} {}",
-                    event.content(),
+                    content,
                     event.path(),
                     event.context.headings.join(" "),
                     event.date().unwrap_or("")

@@ -22,6 +22,8 @@ pub enum ErrorCode {
     ReadFailed,
     /// Writing the index cache (`.scriptorium/retrieval-index.bin`) failed.
     CacheWriteFailed,
+    /// A grep regex is invalid, too large, or uses a construct the regex mode refuses.
+    InvalidPattern,
 }
 
 impl ErrorCode {
@@ -35,6 +37,7 @@ impl ErrorCode {
         Self::EmbeddingUnavailable,
         Self::ReadFailed,
         Self::CacheWriteFailed,
+        Self::InvalidPattern,
     ];
 
     /// The stable string form, for example `"RETRIEVAL_BLANK_QUERY"`.
@@ -48,6 +51,7 @@ impl ErrorCode {
             Self::EmbeddingUnavailable => "RETRIEVAL_EMBEDDING_UNAVAILABLE",
             Self::ReadFailed => "RETRIEVAL_READ_FAILED",
             Self::CacheWriteFailed => "RETRIEVAL_CACHE_WRITE_FAILED",
+            Self::InvalidPattern => "RETRIEVAL_INVALID_PATTERN",
         }
     }
 
@@ -61,7 +65,8 @@ impl ErrorCode {
             | Self::UnknownMethod
             | Self::InvalidDate
             | Self::EmptyDateWindow
-            | Self::SpeakerWithEmbedding => Some("INVALID_ARGUMENT"),
+            | Self::SpeakerWithEmbedding
+            | Self::InvalidPattern => Some("INVALID_ARGUMENT"),
             Self::EmbeddingUnavailable => Some("EMBEDDING_UNAVAILABLE"),
             Self::ReadFailed | Self::CacheWriteFailed => None,
         }

@@ -1,8 +1,10 @@
-//! `grep` over the visible workspace (spec 02 §6.8, decision 6): a literal, line-based
-//! scan in process, never a system grep.
+//! `grep` over the visible workspace (spec 02 §6.8, decision 6): a line-based scan in
+//! process, never a system grep.
 //!
-//! Literal only: no regex crate is a dependency of this layer, and the model tool only
-//! ever asks for literal search; a regex mode would be its own change.
+//! Literal by default (the model tool only ever asks for literal search); with
+//! [`GrepRequest::regex`] the query is a pattern in Python `re` syntax, the reference's,
+//! run by the `regex` crate, and what the crate would run differently is refused (the
+//! field's documentation lists it).
 //!
 //! Visible means every regular file under the root except internal ones: the runtime
 //! directory and anything named `.scriptorium*` at the root (the reference's cache
@@ -19,6 +21,8 @@ use crate::error::{Error, ErrorCode};
 use crate::scan::read_failed;
 use crate::tokenize::casefold;
 
+mod pattern;
+
 /// The number of matches returned when the caller names no limit.
 pub const GREP_LIMIT_DEFAULT: usize = 50;
 /// The most matches one grep returns (a larger limit is clamped).
@@ -34,9 +38,43 @@ const INTERNAL_ROOT_PREFIX: &str = ".scriptorium";
 /// One grep.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GrepRequest {
-    /// The literal text to find; must not be blank.
+    /// The text to find, or with `regex` the pattern; must not be blank.
     pub query: String,
-    /// Match case exactly (default: case-insensitive, by full Unicode case folding).
+    /// Read `query` as a regex in Python `re` syntax instead of literal text (default:
+    /// literal). A line matches when the pattern matches anywhere in it (`re.search`).
+    ///
+    /// The `regex` crate runs it, in time linear in the line length, so no pattern can
+    /// backtrack catastrophically. Where Python's syntax and the crate's differ, the
+    /// pattern is refused with [`ErrorCode::InvalidPattern`] and a message naming the
+    /// construct, never given another meaning:
+    ///
+    /// - constructs with no linear-time search: lookahead and lookbehind (`(?=…)`,
+    ///   `(?!…)`, `(?<=…)`, `(?<!…)`), backreferences (`\1`, `(?P=name)`), possessive
+    ///   quantifiers (`a*+`, `a{2}+`), atomic groups (`(?>…)`), conditionals (`(?(1)…)`);
+    /// - constructs read differently: the verbose flag `x`, the `a` and `L` flags, a
+    ///   global flag such as `(?i)` anywhere but at the start, `(?<name>…)` (write
+    ///   `(?P<name>…)`), `\N{…}`;
+    /// - what Python refuses too: unknown escapes of ASCII letters (`\z`, `\p{L}` …),
+    ///   nothing to repeat, multiple repeat, unbalanced parentheses;
+    /// - a pattern whose compiled program exceeds 4 MiB (for example `\w{1000}` or
+    ///   `(a{1000}){1000}`).
+    ///
+    /// Everything else keeps Python's meaning: a `[` or `&&` inside a class is a
+    /// literal, a `{` that starts no valid repetition is a literal, `{,n}` means `{0,n}`,
+    /// `\Z` ends the line, `(?#…)` is a comment. Two differences remain:
+    ///
+    /// - `\w`, `\d`, `\s` and `\b` follow Unicode's definitions (UTS #18), not
+    ///   Python's `str.isalnum` / `str.isspace`: combining marks are word characters here,
+    ///   and a few numeric symbols such as `²` are not.
+    /// - Without `case_sensitive`, a regex matches by *simple* case folding, as Python's
+    ///   `re.IGNORECASE` does, while literal grep uses full folding (`str.casefold`): the
+    ///   literal `straße` finds `STRASSE`, the regex `straße` finds `STRAẞE` but not
+    ///   `STRASSE`. Where every character folds to one character (Latin, Greek, Cyrillic,
+    ///   and scripts without case such as CJK), a plain word finds the same lines in both
+    ///   modes.
+    pub regex: bool,
+    /// Match case exactly (default: case-insensitive; literal text by full Unicode case
+    /// folding, a regex by simple case folding).
     pub case_sensitive: bool,
     /// Only files whose relative path starts with this (a leading `/` is ignored).
     pub prefix: Option<String>,
@@ -45,9 +83,15 @@ pub struct GrepRequest {
 }
 
 impl GrepRequest {
-    /// A case-insensitive grep for `query` over every visible file, default limit.
+    /// A case-insensitive literal grep for `query` over every visible file, default limit.
     pub fn new(query: impl Into<String>) -> Self {
-        GrepRequest { query: query.into(), case_sensitive: false, prefix: None, limit: GREP_LIMIT_DEFAULT }
+        GrepRequest {
+            query: query.into(),
+            regex: false,
+            case_sensitive: false,
+            prefix: None,
+            limit: GREP_LIMIT_DEFAULT,
+        }
     }
 }
 
@@ -76,15 +120,16 @@ pub struct GrepResponse {
 /// Find `request.query` in the visible files of the workspace at `root`, sorted by
 /// relative path, then line.
 ///
-/// Errors: [`ErrorCode::BlankQuery`] for a blank query; [`ErrorCode::ReadFailed`] when a
-/// folder or file cannot be read.
+/// Errors: [`ErrorCode::BlankQuery`] for a blank query; [`ErrorCode::InvalidPattern`]
+/// for a regex that is invalid, too large or refused, before any file is read;
+/// [`ErrorCode::ReadFailed`] when a folder or file cannot be read.
 pub fn grep(root: &Path, request: &GrepRequest) -> Result<GrepResponse, Error> {
     if request.query.trim().is_empty() {
         return Err(Error::new(ErrorCode::BlankQuery, "query is required"));
     }
+    let matcher = Matcher::new(request)?;
     let limit = request.limit.clamp(1, GREP_LIMIT_MAX);
     let prefix = request.prefix.as_deref().map(|p| p.trim_start_matches('/')).unwrap_or_default();
-    let needle = if request.case_sensitive { request.query.clone() } else { casefold(&request.query) };
     let mut paths = Vec::new();
     walk(root, "", &mut paths)?;
     paths.sort();
@@ -98,8 +143,7 @@ pub fn grep(root: &Path, request: &GrepRequest) -> Result<GrepResponse, Error> {
             Err(err) => return Err(read_failed(&disk, err)),
         };
         for (line, text) in searchable_lines(path, &bytes) {
-            let found = if request.case_sensitive { text.contains(&needle) } else { casefold(text).contains(&needle) };
-            if !found {
+            if !matcher.matches(text) {
                 continue;
             }
             response.total += 1;
@@ -110,6 +154,35 @@ pub fn grep(root: &Path, request: &GrepRequest) -> Result<GrepResponse, Error> {
     }
     response.truncated = response.total > response.matches.len();
     Ok(response)
+}
+
+/// How a line is tested.
+enum Matcher {
+    /// The query itself.
+    Exact(String),
+    /// The query case-folded, against each line case-folded.
+    Folded(String),
+    Regex(regex::Regex),
+}
+
+impl Matcher {
+    fn new(request: &GrepRequest) -> Result<Self, Error> {
+        Ok(if request.regex {
+            Matcher::Regex(pattern::compile(&request.query, request.case_sensitive)?)
+        } else if request.case_sensitive {
+            Matcher::Exact(request.query.clone())
+        } else {
+            Matcher::Folded(casefold(&request.query))
+        })
+    }
+
+    fn matches(&self, line: &str) -> bool {
+        match self {
+            Matcher::Exact(needle) => line.contains(needle.as_str()),
+            Matcher::Folded(needle) => casefold(line).contains(needle.as_str()),
+            Matcher::Regex(regex) => regex.is_match(line),
+        }
+    }
 }
 
 /// The lines grep may match, with their 1-based numbers: a v2 archive's record lines,

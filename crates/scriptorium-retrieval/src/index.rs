@@ -23,7 +23,7 @@ use std::sync::OnceLock;
 use scriptorium_topic_markdown::{MemorySources, SourceResolver};
 
 use self::postings::{PostingIter, PostingList};
-use self::stored::{Interner, StoredEvent, TextArena};
+use self::stored::{Interner, OnDisk, StoredEvent, TextArena};
 use crate::bitset::BitSet;
 use crate::collect::file_events;
 use crate::embed::VectorCache;
@@ -88,9 +88,19 @@ pub(crate) struct Slot {
 }
 
 impl Slot {
-    /// The event as callers see it.
+    /// The event as callers see it, its content read back from its file when the index
+    /// does not hold it (see `index::stored`).
+    ///
+    /// Errors: [`ErrorCode::ReadFailed`](crate::ErrorCode::ReadFailed) when the file cannot
+    /// be read or no longer holds the indexed text (the index is behind: refresh it).
+    pub(crate) fn try_to_event(&self) -> Result<MemoryEvent, Error> {
+        self.event.to_event().map_err(|why| why.into_error(self.event.path()))
+    }
+
+    /// [`Self::try_to_event`] for callers that cannot report an error: a content that
+    /// cannot be read back is empty, never another text.
     pub(crate) fn to_event(&self) -> MemoryEvent {
-        self.event.to_event()
+        self.event.to_event().unwrap_or_else(|_| self.event.event_with(String::new()))
     }
 
     /// Casefolded speaker fields (sources only), for the speaker filter.
@@ -174,6 +184,10 @@ pub(crate) struct Candidates<'a> {
     pub(crate) set: Cow<'a, BitSet>,
     pub(crate) docs: u64,
     pub(crate) tokens: u64,
+    /// Sorted, disjoint slot ranges holding every candidate (and maybe other slots;
+    /// `None`: all live slots), so that a query reads only the parts of its posting lists
+    /// that reach them.
+    pub(crate) ranges: Option<Vec<std::ops::Range<u32>>>,
 }
 
 impl Index {
@@ -221,10 +235,17 @@ impl Index {
         match change {
             FileChange::Upsert { path, events } => {
                 self.remove_file(&path);
-                self.insert_file(path, events);
+                self.insert_file(path, events, None);
             }
             FileChange::Remove { path } => self.remove_file(&path),
         }
+    }
+
+    /// [`Self::apply_one`] for a file read from disk: the contents whose record text it
+    /// holds (`on_disk`, per event in (line, event id) order) are read back from there, not kept.
+    pub(crate) fn upsert_on_disk(&mut self, path: String, events: Vec<MemoryEvent>, on_disk: OnDisk) {
+        self.remove_file(&path);
+        self.insert_file(path, events, Some(on_disk));
     }
 
     /// After a batch of changes: compact if worth it, run the workspace-wide rules.
@@ -314,14 +335,20 @@ impl Index {
 
     /// The postings of `term` (live or not; callers test candidates).
     pub(crate) fn postings(&self, term: &str) -> PostingIter<'_> {
+        self.posting_list(term).iter()
+    }
+
+    /// The posting list of `term` (empty for an unknown term), for cursors and lengths.
+    pub(crate) fn posting_list(&self, term: &str) -> &PostingList {
         static EMPTY: PostingList = PostingList::EMPTY;
-        self.dictionary.get(term).and_then(|&id| self.postings.get(id as usize)).unwrap_or(&EMPTY).iter()
+        self.dictionary.get(term).and_then(|&id| self.postings.get(id as usize)).unwrap_or(&EMPTY)
     }
 
     /// The candidates a selection keeps, with their count and total length.
     pub(crate) fn candidates(&self, selection: &Selection) -> Candidates<'_> {
         if selection.is_everything() {
-            return Candidates { set: Cow::Borrowed(&self.live), docs: self.live_docs, tokens: self.live_tokens };
+            let (docs, tokens) = (self.live_docs, self.live_tokens);
+            return Candidates { set: Cow::Borrowed(&self.live), docs, tokens, ranges: None };
         }
         let mut set = BitSet::with_len(self.slots.len());
         let (mut docs, mut tokens) = (0u64, 0u64);
@@ -339,6 +366,7 @@ impl Index {
                 tokens += u64::from(self.length(slot));
             }
         };
+        let mut ranges: Vec<std::ops::Range<u32>> = Vec::new();
         match selection.speaker_keys() {
             // Only the speaker's own slots; the date window and the path prefix are checked on them.
             Some(keys) => {
@@ -347,6 +375,7 @@ impl Index {
                     for &slot in self.speaker_slots.get(key.as_str()).map_or(&[][..], Vec::as_slice) {
                         if on_path.as_ref().is_none_or(|on_path| on_path.contains(slot)) {
                             keep(slot, &mut set);
+                            ranges.push(slot..slot.saturating_add(1));
                         }
                     }
                 }
@@ -355,11 +384,12 @@ impl Index {
                 for (path, file) in &self.files {
                     if selection.matches_path(path) {
                         file.range().for_each(|slot| keep(slot, &mut set));
+                        ranges.push(file.range());
                     }
                 }
             }
         }
-        Candidates { set: Cow::Owned(set), docs, tokens }
+        Candidates { set: Cow::Owned(set), docs, tokens, ranges: Some(coalesce(ranges)) }
     }
 
     /// The slots of the files a path prefix keeps, or `None` without a prefix.
@@ -388,7 +418,7 @@ impl Index {
         }
     }
 
-    fn insert_file(&mut self, path: String, mut events: Vec<MemoryEvent>) {
+    fn insert_file(&mut self, path: String, mut events: Vec<MemoryEvent>, on_disk: Option<OnDisk>) {
         let Some(kind) = FileKind::of(&path) else { return };
         events.sort_by(|a, b| (a.line, &a.event_id).cmp(&(b.line, &b.event_id)));
         let Ok(first) = u32::try_from(self.slots.len()) else { return };
@@ -399,12 +429,19 @@ impl Index {
         self.live.grow(self.slots.len() + events.len());
         self.grounded.grow(self.slots.len() + events.len());
         let mut arena = TextArena::default();
-        let Some(spans) =
-            events.iter().map(|event| arena.push(&event.event_id, &event.content)).collect::<Option<Vec<_>>>()
+        // The records follow the events' order, which the sort above keeps (it is stable).
+        let (records, disk) = match on_disk {
+            Some(on_disk) if on_disk.records.len() == events.len() => (on_disk.records, Some(on_disk.disk)),
+            _ => (Vec::new(), None),
+        };
+        let record = |n: usize| records.get(n).copied().flatten();
+        let Some(spans) = (events.iter().enumerate())
+            .map(|(n, event)| arena.push(&event.event_id, &event.content, record(n)))
+            .collect::<Option<Vec<_>>>()
         else {
             return; // beyond 4 GiB of event text in one file
         };
-        let text = arena.finish(&path);
+        let text = arena.finish(&path, disk);
         let mut scratch = Vec::new();
         for ((slot, mut event), span) in (first..).zip(events).zip(spans) {
             event.path.clone_from(&path);
@@ -481,26 +518,32 @@ impl Index {
         self.free += file.len as usize;
     }
 
-    /// Re-insert every file at compact slots, dropping freed slots and unused terms.
+    /// Renumber every file at compact slots, dropping freed slots and unused terms, by
+    /// a round trip through the cache encoding (`index::snapshot`), which does exactly
+    /// that without re-reading or re-tokenizing any event (contents may live on disk).
     fn rebuild(&mut self) {
-        let mut files: Vec<(String, Vec<MemoryEvent>)> = Vec::with_capacity(self.files.len());
-        for (path, file) in std::mem::take(&mut self.files) {
-            let events = file
-                .range()
-                .filter_map(|slot| self.slots.get_mut(slot as usize).and_then(Option::take))
-                .map(|entry| entry.to_event())
-                .collect();
-            files.push((path, events));
-        }
-        *self = Index {
-            vectors: std::mem::take(&mut self.vectors),
-            disk: std::mem::take(&mut self.disk),
-            ..Index::default()
-        };
-        for (path, events) in files {
-            self.insert_file(path, events);
+        if let Some(compact) = self.compacted() {
+            *self =
+                Index { vectors: std::mem::take(&mut self.vectors), disk: std::mem::take(&mut self.disk), ..compact };
         }
     }
+}
+
+/// Candidate ranges closer than this many slots are merged: a block of postings spans
+/// more, so a smaller gap would skip nothing and only cost a range check.
+const RANGE_GAP: u32 = 256;
+
+/// `ranges` sorted and merged where they overlap or lie within [`RANGE_GAP`] slots.
+fn coalesce(mut ranges: Vec<std::ops::Range<u32>>) -> Vec<std::ops::Range<u32>> {
+    ranges.sort_unstable_by_key(|range| range.start);
+    let mut merged: Vec<std::ops::Range<u32>> = Vec::with_capacity(ranges.len());
+    for range in ranges {
+        match merged.last_mut() {
+            Some(last) if range.start <= last.end.saturating_add(RANGE_GAP) => last.end = last.end.max(range.end),
+            _ => merged.push(range),
+        }
+    }
+    merged
 }
 
 /// Every token of an event's document text with the field flag it earns: the text is

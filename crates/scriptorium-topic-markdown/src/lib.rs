@@ -62,7 +62,9 @@ pub use crate::definition::{Definition, DefinitionForm, SourceLink, parse_defini
 pub use crate::document::{Claim, Item, ItemKind, Paragraph, ParagraphSpan, TopicDocument, paragraph_spans, render};
 pub use crate::error::{ErrorCode, Violation, Violations};
 pub use crate::events::{TopicEvent, topic_events};
-pub use crate::normalize::{Baseline, NormalizeOptions, Normalized, Removal, normalize, rewrite_links};
+pub use crate::normalize::{
+    Baseline, CommittedIndex, NormalizeOptions, Normalized, Removal, normalize, normalize_changed, rewrite_links,
+};
 pub use crate::source::{MemorySources, SourceLookup, SourceReadError, SourceResolver};
 pub use crate::temporal::{EvidenceTime, PartialDate, TimeWindow};
 pub use crate::text::split_lines;

@@ -6,6 +6,7 @@
 mod block_ids;
 mod contract;
 mod evidence;
+mod incremental;
 mod links;
 mod orphans;
 mod prune;
@@ -23,6 +24,7 @@ use crate::text::{is_blank, rstrip};
 use crate::tree::{Mode, parse_documents};
 use crate::unit::Unit;
 
+pub use self::incremental::{CommittedIndex, normalize_changed};
 pub use self::links::rewrite_links;
 
 /// Which committed block ids may disappear in this normalization.
@@ -93,6 +95,50 @@ impl Baseline {
             baseline.units.insert(unit.memory_id.clone(), unit);
         }
         baseline
+    }
+
+    /// Add a committed unit unless its id is already taken (the first unit of an id
+    /// wins, as in a parse); returns whether it was added. With [`Baseline::remove`],
+    /// this lets a caller keep one baseline up to date as files change, instead of
+    /// rebuilding it from every unit.
+    ///
+    /// ```
+    /// use scriptorium_topic_markdown::{Baseline, MemorySources, Mode, SourceResolver, parse_tree};
+    ///
+    /// let topic = "# Pets\n\nA cat.[^e-1] ^c0c0c0c0\n\n[^e-1]: Time: `2024-01-02`; Sources: [D1:1](D1:1)\n";
+    /// let sources = SourceResolver::new(MemorySources::new());
+    /// let units = parse_tree([("topics/pets.md", topic)], &sources, Mode::Lenient).into_parts().1;
+    /// let mut baseline = Baseline::empty();
+    /// for unit in units.iter().cloned() {
+    ///     assert!(baseline.insert(unit));
+    /// }
+    /// assert!(!baseline.insert(units[0].clone()), "the id is taken");
+    /// assert_eq!(baseline.remove("c0c0c0c0").map(|unit| unit.path), Some("topics/pets.md".to_owned()));
+    /// assert!(!baseline.contains("c0c0c0c0"));
+    /// ```
+    pub fn insert(&mut self, unit: Unit) -> bool {
+        if self.ids.contains(&unit.memory_id) {
+            return false;
+        }
+        self.ids.insert(unit.memory_id.clone());
+        self.units.insert(unit.memory_id.clone(), unit);
+        true
+    }
+
+    /// Remove the committed unit with this id, returning it.
+    pub fn remove(&mut self, id: &str) -> Option<Unit> {
+        self.ids.remove(id);
+        self.units.remove(id)
+    }
+
+    /// How many committed ids there are.
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// Whether nothing is committed.
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
     }
 
     /// Whether `id` is a committed unit id.
@@ -220,7 +266,7 @@ where
     files.sort_by(|a, b| component_cmp(&a.path, &b.path));
 
     relocation::repair(&mut files, baseline, sources);
-    let evidence_id_map = evidence::mint(&files);
+    let evidence_id_map = evidence::mint(&files, &|_| false);
     orphans::rebind(&mut files);
     block_ids::drop_invented(&mut files, baseline);
     let new_ids = block_ids::mint(&files, baseline);
@@ -240,7 +286,9 @@ where
         return Err(Violations::new(violations));
     }
 
-    if options.rewrite_links && links::rewrite_documents(&mut documents, &units, sources) {
+    let homes = links::homes(&units);
+    let home = |id: &str| homes.get(id).copied();
+    if options.rewrite_links && links::rewrite_documents(&mut documents, &home, sources) {
         let (again, reparsed, after) = parse_documents(documents, sources, Mode::Strict).into_parts();
         if !after.is_empty() {
             return Err(Violations::new(after));

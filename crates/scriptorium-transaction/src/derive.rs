@@ -4,7 +4,7 @@
 //! The transaction layer defines the trait and never depends on its implementations
 //! (scriptorium-derived-views provides the real one), which keeps the ladder pointing down.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::error::Error;
 
@@ -26,12 +26,57 @@ pub trait Derive {
     /// transaction.
     fn derive(&self, staged: &BTreeMap<String, Vec<u8>>, runtime_dir: &str) -> Result<DerivedFiles, Error>;
 
+    /// [`derive`](Derive::derive), told how the stage differs from the committed
+    /// workspace: an implementation that keeps state between calls may trust every
+    /// staged file outside [`StageDelta::changed`] to hold the bytes committed at
+    /// [`StageDelta::base_revision`]. The transaction calls this one; the default
+    /// ignores the delta.
+    fn derive_delta(
+        &self,
+        staged: &BTreeMap<String, Vec<u8>>,
+        runtime_dir: &str,
+        _delta: &StageDelta<'_>,
+    ) -> Result<DerivedFiles, Error> {
+        self.derive(staged, runtime_dir)
+    }
+
+    /// Called after the files of the last [`derive_delta`](Derive::derive_delta) call
+    /// were installed, with the workspace's revision after the install: the stage that
+    /// call saw is now committed at `revision`. Not called when the install did not
+    /// happen. The default does nothing.
+    fn installed(&self, _revision: &str) {}
+
     /// The install-time promotion pass (spec 01 §7.3), run on the same staged tree before
     /// [`derive`](Derive::derive): new topic files to add to the stage, such as
     /// `topics/core.md` promoted from a hand-written root `core.md`. Only paths under
     /// `topics/` that the stage does not hold are accepted. The default promotes nothing.
     fn promote(&self, _staged: &BTreeMap<String, Vec<u8>>) -> BTreeMap<String, Vec<u8>> {
         BTreeMap::new()
+    }
+}
+
+/// How a stage differs from the committed workspace it was made from.
+#[derive(Clone, Copy, Debug)]
+pub struct StageDelta<'a> {
+    base_revision: &'a str,
+    changed: &'a BTreeSet<String>,
+}
+
+impl<'a> StageDelta<'a> {
+    /// A stage made from the workspace committed at `base_revision`, differing from it
+    /// only at `changed` (paths written, added or removed; a superset is allowed).
+    pub fn new(base_revision: &'a str, changed: &'a BTreeSet<String>) -> Self {
+        StageDelta { base_revision, changed }
+    }
+
+    /// The revision of the committed workspace the stage was made from.
+    pub fn base_revision(&self) -> &'a str {
+        self.base_revision
+    }
+
+    /// The paths where the stage may differ from that workspace.
+    pub fn changed(&self) -> &'a BTreeSet<String> {
+        self.changed
     }
 }
 

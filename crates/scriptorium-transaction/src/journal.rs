@@ -1,6 +1,7 @@
-//! The crash-safe install: a redo journal in `<runtime-dir>/txn/<id>/` whose commit point
-//! is the rename of its manifest to `COMMITTED` (docs/durability.md has the numbered
-//! order, every crash point and what recovery sees).
+//! The crash-safe install: a redo journal of files `<runtime-dir>/txn/<id>.*` whose commit
+//! point is the rename of `<id>.MANIFEST` to `<id>.COMMITTED` followed by one sync of
+//! `txn/` (docs/durability.md has the numbered order, every crash point and what recovery
+//! sees).
 //!
 //! [`install`] takes whole-file changes (new bytes, or `None` to delete) for any memory
 //! path plus `<runtime-dir>/runtime.json`; [`recover`] rolls a committed journal forward,
@@ -10,21 +11,25 @@
 
 mod apply;
 mod block_backup;
+mod layout;
 mod manifest;
+mod recover;
 
 use std::collections::BTreeMap;
 use std::io;
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use self::apply::{Phase, damaged, finish, roll_forward};
-use self::manifest::{Entry, Manifest, sha256, staged_name};
+use self::apply::{Phase, retire, roll_forward};
+use self::layout::{Journal, Layout};
+use self::manifest::{Entry, Manifest, sha256};
 use crate::derive::CORE_REPORT_FILE;
 use crate::error::{Error, ErrorCode};
 use crate::revision::{RUNTIME_STATE_FILE, is_internal_path};
-use crate::vfs::{FileKind, Vfs, create_dir_all, kind_of, remove_tree};
+use crate::vfs::{FileKind, Vfs, create_dir_all, kind_of};
 
 pub use self::block_backup::BackupRecovery;
+pub use self::recover::recover;
 
 /// Whole-file changes keyed by workspace-relative `/`-separated path: the new bytes, or
 /// `None` to delete the file.
@@ -35,12 +40,6 @@ pub const TXN_DIR: &str = "txn";
 
 /// Where recovery moves bytes it must not delete, inside the runtime directory.
 pub const QUARANTINE_DIR: &str = "quarantine";
-
-/// The manifest's name while the transaction is being staged.
-const MANIFEST: &str = "MANIFEST";
-
-/// The manifest's name once the transaction is committed.
-const COMMITTED: &str = "COMMITTED";
 
 /// What an install did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -56,9 +55,11 @@ pub struct Installed {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Recovery {
-    /// Committed journals rolled forward (at most one in practice).
+    /// Committed journals rolled forward (in practice one, or two when a power loss also
+    /// brought back the previous, already installed one).
     pub rolled_forward: Vec<String>,
-    /// Uncommitted journals deleted.
+    /// Journals deleted: uncommitted ones, and committed ones whose commit never became
+    /// durable as a whole (a power loss before the sync of `txn/`).
     pub discarded: Vec<String>,
     /// What was done with a reference `-block-backup` directory, if one was found.
     pub backup: Option<BackupRecovery>,
@@ -96,68 +97,37 @@ pub fn install<V: Vfs + ?Sized>(
     }
     let id = new_id();
     let txn = Path::new(runtime_dir).join(TXN_DIR);
-    let journal = txn.join(&id);
+    let journal = Journal::new(&txn, &id, Layout::Flat);
 
     let staged = stage(vfs, &txn, &journal, &manifest, changes)
         .and_then(|()| precommit())
-        .and_then(|()| vfs.rename(&journal.join(MANIFEST), &journal.join(COMMITTED)).map_err(io_error(&journal)));
+        .and_then(|()| vfs.rename(&journal.manifest(), &journal.committed()).map_err(io_error(&journal.committed())));
     if let Err(error) = staged {
         // Nothing outside the journal changed: discard it. If that fails too, the next
         // recovery deletes it (it has no COMMITTED).
-        let _ = remove_tree(vfs, &journal);
+        discard(vfs, &journal, &manifest);
         return Err(committed(error, false));
     }
     crate::crashpoint!("journal.committed");
 
-    vfs.sync_dir(&journal)
-        .map_err(io_error(&journal))
+    // The one sync of `txn/` makes the staged names, the manifest and the commit rename
+    // durable together; no target is touched before it returns.
+    vfs.sync_dir(&txn)
+        .map_err(io_error(&txn))
         .and_then(|()| roll_forward(vfs, runtime_dir, &journal, &manifest, Phase::Install))
-        .and_then(|()| finish(vfs, &journal))
+        .and_then(|()| retire(vfs, &journal, manifest.has_delete()))
         .map_err(|error| committed(error, true))?;
     Ok(Installed { journal: Some(id), changed: manifest.entries.into_iter().map(|entry| entry.path).collect() })
 }
 
-/// Roll forward a committed journal, delete uncommitted ones, and restore a reference
-/// `<runtime-dir>-block-backup` directory. Call under the write lock.
-pub fn recover<V: Vfs + ?Sized>(vfs: &V, runtime_dir: &str) -> Result<Recovery, Error> {
-    crate::crashpoint!("recovery.start");
-    let mut report = Recovery { backup: block_backup::restore(vfs, runtime_dir)?, ..Recovery::default() };
-    let txn = Path::new(runtime_dir).join(TXN_DIR);
-    if kind_of(vfs, &txn).map_err(io_error(&txn))? != Some(FileKind::Dir) {
-        return Ok(report);
-    }
-    let mut ids = vfs.list_dir(&txn).map_err(io_error(&txn))?;
-    ids.sort();
-    for id in &ids {
-        let journal = txn.join(id);
-        let committed = journal.join(COMMITTED);
-        if kind_of(vfs, &committed).map_err(io_error(&committed))? != Some(FileKind::File) {
-            continue;
-        }
-        let bytes = vfs.read(&committed).map_err(io_error(&committed))?;
-        let manifest = Manifest::parse(&bytes).ok_or_else(|| damaged(&journal, "the manifest does not parse"))?;
-        for entry in &manifest.entries {
-            check_install_path(&entry.path, runtime_dir).map_err(|_| damaged(&journal, "a path is not installable"))?;
-        }
-        // The process that renamed the manifest may have died before syncing: make the
-        // commit durable before installing anything, or a power loss during recovery
-        // could keep installed files and lose the COMMITTED that explains them.
-        vfs.sync_dir(&journal).map_err(io_error(&journal))?;
-        roll_forward(vfs, runtime_dir, &journal, &manifest, Phase::Recovery)?;
-        finish(vfs, &journal)?;
-        report.rolled_forward.push(id.to_string_lossy().into_owned());
-    }
-    for id in &ids {
-        let journal = txn.join(id);
-        if kind_of(vfs, &journal).map_err(io_error(&journal))?.is_some() {
-            remove_tree(vfs, &journal).map_err(io_error(&journal))?;
-            report.discarded.push(id.to_string_lossy().into_owned());
+/// Remove the files of an abandoned (never committed) journal, best effort.
+fn discard<V: Vfs + ?Sized>(vfs: &V, journal: &Journal, manifest: &Manifest) {
+    let _ = vfs.remove_file(&journal.manifest());
+    for (index, entry) in manifest.entries.iter().enumerate() {
+        if entry.new.is_some() {
+            let _ = vfs.remove_file(&journal.staged(index));
         }
     }
-    if !report.discarded.is_empty() {
-        vfs.sync_dir(&txn).map_err(io_error(&txn))?;
-    }
-    Ok(report)
 }
 
 /// Add the `committed` detail to an I/O error (other codes are the caller's business).
@@ -236,33 +206,28 @@ fn plan<V: Vfs + ?Sized>(vfs: &V, runtime_dir: &str, changes: &Changes) -> Resul
     Ok(Manifest { entries })
 }
 
-/// Steps 1–3 of the protocol: the journal directory, each staged file written and
-/// synced, the manifest written and synced, then the journal's directory entries synced.
+/// Steps 2–3 of the protocol: each staged file written and synced, then the manifest
+/// written and synced, all in `txn/`. Their names become durable with the commit rename,
+/// in the one sync of `txn/` after it.
 fn stage<V: Vfs + ?Sized>(
     vfs: &V,
     txn: &Path,
-    journal: &Path,
+    journal: &Journal,
     manifest: &Manifest,
     changes: &Changes,
 ) -> Result<(), Error> {
     create_dir_all(vfs, txn).map_err(io_error(txn))?;
-    vfs.create_dir(journal).map_err(io_error(journal))?;
     for (index, entry) in manifest.entries.iter().enumerate() {
         let Some(Some(bytes)) = changes.get(&entry.path) else { continue };
-        let staged = journal.join(staged_name(index));
+        let staged = journal.staged(index);
         let mut file = vfs.create_file(&staged, bytes).map_err(io_error(&staged))?;
         crate::crashpoint!("stage.after_write");
         vfs.sync_file(&mut file).map_err(io_error(&staged))?;
         crate::crashpoint!("stage.after_fsync");
     }
-    let path = journal.join(MANIFEST);
+    let path = journal.manifest();
     let mut file = vfs.create_file(&path, &manifest.to_bytes()).map_err(io_error(&path))?;
     vfs.sync_file(&mut file).map_err(io_error(&path))?;
-    // The staged names and the manifest's name must be durable before the commit point,
-    // or a surviving COMMITTED could name files the disk lost; so must the journal's own
-    // name in `txn/`.
-    vfs.sync_dir(journal).map_err(io_error(journal))?;
-    vfs.sync_dir(txn).map_err(io_error(txn))?;
     crate::crashpoint!("journal.manifest_synced");
     Ok(())
 }

@@ -42,7 +42,7 @@ mod test_support;
 #[doc(hidden)]
 pub mod crashpoint;
 
-pub use crate::derive::{CORE_REPORT_FILE, Derive, DerivedFiles, NoDerivedViews};
+pub use crate::derive::{CORE_REPORT_FILE, Derive, DerivedFiles, NoDerivedViews, StageDelta};
 pub use crate::error::{Error, ErrorCode};
 pub use crate::evidence::{
     ArchivedEvidence, EVIDENCE_PROVIDER, EVIDENCE_ROLES, Evidence, MAX_SOURCE_CONTENT_BYTES, MAX_SOURCES, Provenance,

@@ -1,10 +1,16 @@
 //! The cross-process write lock: `flock(2)` on `<runtime-dir>/write.lock` (spec 01 §1.7,
 //! 02 §4.9, 05 §A5), interoperable with the Python reference's `fcntl.flock`.
 //!
-//! [`WriteLock::acquire`] polls `File::try_lock` with exponential backoff and full jitter
-//! (1 ms doubling to 50 ms, the reference's poll interval) until the caller's timeout, then
-//! fails with `CONCURRENT_UPDATE` and details `{"lock":"write.lock"}`. Jitter matters: the
-//! reference's fixed 50 ms polling lets a writer starve under contention (spec 04 §C5).
+//! [`WriteLock::acquire`] tries the lock once; if it is busy, the acquirer joins a
+//! first-come first-served queue of waiters (`queue.rs`, `<runtime-dir>/lock-queue/`) and
+//! only the first live waiter polls the lock, every millisecond or so, the others every
+//! few milliseconds to see whether they have become first. An acquirer that is not
+//! queued yields to any live waiter, so a writer that releases and re-locks in a loop
+//! goes to the back of the line instead of winning every race against sleeping pollers
+//! (spec 03 P9, spec 04 §C5). At the caller's timeout it fails with `CONCURRENT_UPDATE`
+//! and details `{"lock":"write.lock"}`. The Python reference ignores the queue and just
+//! competes on the `flock`, which still excludes it both ways. The queue is only for
+//! fairness: when it cannot be used, acquirers poll the `flock` unqueued.
 //!
 //! After the lock is taken, the path must still name the inode that was locked; if the
 //! file was deleted or replaced between `open` and `flock`, the lock is on an orphan and
@@ -25,6 +31,10 @@ use std::time::{Duration, Instant};
 use crate::error::{Error, ErrorCode};
 use crate::vfs::FILE_MODE;
 
+mod queue;
+
+use queue::Ticket;
+
 /// The lock file's name inside the runtime directory.
 pub const LOCK_FILE: &str = "write.lock";
 
@@ -37,11 +47,13 @@ pub const STAGED_EDIT_LOCK_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long interactive calls (`memory_update`, stage refresh, id creation) wait.
 pub const INTERACTIVE_LOCK_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// The first pause between attempts.
-const FIRST_BACKOFF: Duration = Duration::from_millis(1);
+/// The longest pause of the first waiter between attempts: it bounds how long a
+/// released lock stays free while waiters sleep.
+const FIRST_POLL: Duration = Duration::from_millis(1);
 
-/// The longest pause between attempts: the reference's poll interval.
-const MAX_BACKOFF: Duration = Duration::from_millis(50);
+/// The longest pause of a waiter behind others between looks at the queue: short next to
+/// a commit's hold, so the next waiter is first and polling before the holder releases.
+const QUEUED_POLL: Duration = Duration::from_millis(4);
 
 /// The held write lock; dropping it releases the lock.
 ///
@@ -60,13 +72,22 @@ impl WriteLock {
         let path = runtime_dir.join(LOCK_FILE);
         // `None`: a timeout too large to represent, which waits forever.
         let deadline = Instant::now().checked_add(timeout);
-        let mut backoff = FIRST_BACKOFF;
+        // Our place in the queue once the lock was found busy; dropping it leaves.
+        let mut ticket: Option<Ticket> = None;
         loop {
-            let attempt = try_once(&path)?;
+            // The queue only orders waiters; the flock alone excludes. So a queue that
+            // cannot be used (no inode left, something planted in its place) costs
+            // fairness, never the lock.
+            let may_try = match ticket.as_mut() {
+                None => !queue::has_live_waiter(runtime_dir).unwrap_or(false),
+                Some(ticket) => ticket.is_first().unwrap_or(true),
+            };
+            let attempt = if may_try { try_once(&path)? } else { Attempt::Busy };
             let now = Instant::now();
             let remaining = deadline.map(|deadline| deadline.saturating_duration_since(now));
             match attempt {
                 Attempt::Acquired(lock) => {
+                    drop(ticket);
                     crate::crashpoint!("lock.acquired");
                     return Ok(lock);
                 }
@@ -81,11 +102,19 @@ impl WriteLock {
                 )
                 .with_detail("lock", LOCK_FILE));
             }
-            // Full jitter: a uniformly random pause up to the current backoff.
-            let cap = u64::try_from(backoff.as_micros()).unwrap_or(u64::MAX);
-            let pause = Duration::from_micros(crate::random::below(cap) + 1);
+            if ticket.is_none() {
+                ticket = Ticket::join(runtime_dir).unwrap_or(None);
+                // We may be first already (the queue was empty): look again at once.
+                if ticket.is_some() {
+                    continue;
+                }
+            }
+            let cap = if may_try { FIRST_POLL } else { QUEUED_POLL };
+            // Jitter keeps waiters, and a reference process polling at a fixed interval,
+            // from falling into lockstep.
+            let cap_micros = u64::try_from(cap.as_micros()).unwrap_or(u64::MAX);
+            let pause = Duration::from_micros(crate::random::below(cap_micros) + 1);
             std::thread::sleep(remaining.map_or(pause, |remaining| pause.min(remaining)));
-            backoff = backoff.saturating_mul(2).min(MAX_BACKOFF);
         }
     }
 

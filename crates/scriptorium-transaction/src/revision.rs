@@ -15,6 +15,10 @@ use sha2::{Digest, Sha256};
 
 use crate::vfs::{FileKind, Vfs, kind_of};
 
+mod cache;
+
+pub(crate) use self::cache::RevisionCache;
+
 /// The runtime directory of a new workspace.
 pub const RUNTIME_DIR: &str = ".scriptorium";
 
@@ -84,8 +88,12 @@ pub fn revision<V: Vfs + ?Sized>(vfs: &V, runtime_dir: &str) -> io::Result<Strin
         hasher.update(&bytes);
         hasher.update([0]);
     }
-    let digest = hasher.finalize();
-    Ok(digest.iter().take(16).map(|byte| format!("{byte:02x}")).collect())
+    Ok(hex_revision(hasher))
+}
+
+/// The revision text of a finished hash: its first 32 lowercase hex digits.
+fn hex_revision(hasher: Sha256) -> String {
+    hasher.finalize().iter().take(16).map(|byte| format!("{byte:02x}")).collect()
 }
 
 /// Walk `dir`, collecting the component lists of regular files; internal top-level

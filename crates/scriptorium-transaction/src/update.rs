@@ -19,9 +19,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use scriptorium_archive_format::{ErrorCode as ArchiveCode, plan_append};
-use scriptorium_topic_markdown::{Baseline, Mode, NormalizeOptions, Removal, SourceResolver, normalize, parse_tree};
+use scriptorium_topic_markdown::{NormalizeOptions, Removal, SourceResolver};
 
-use crate::derive::{CORE_REPORT_FILE, Derive};
+use crate::derive::{CORE_REPORT_FILE, Derive, StageDelta};
 use crate::error::{Error, ErrorCode};
 use crate::evidence::evidence_records;
 use crate::history::History;
@@ -34,8 +34,9 @@ use crate::workspace::Workspace;
 pub use self::changes::FileChange;
 pub use self::request::{CitationScope, Edit, GitMode, UpdateRequest};
 pub use self::result::UpdateResult;
+pub(crate) use self::stage::CommittedCache;
 pub(crate) use self::stage::read_tree;
-use self::stage::{DERIVED_FILES, StageSources, committed_topics};
+use self::stage::{DERIVED_FILES, StageSources, normalize_stage};
 
 impl Workspace {
     /// Run one all-or-nothing update (spec 02 §4.3). `derive` builds the derived views in
@@ -51,7 +52,7 @@ impl Workspace {
             GitMode::Off => None,
             GitMode::On | GitMode::Auto => Some(History::open_or_init(self.root())?),
         };
-        let current = self.revision()?;
+        let current = self.cached_revision()?;
         if request.base_revision != current {
             return Err(Error::new(ErrorCode::ConcurrentUpdate, "memory changed since base_revision")
                 .with_detail("base_revision", request.base_revision.as_str())
@@ -59,16 +60,12 @@ impl Workspace {
         }
 
         let vfs = self.vfs();
-        let committed = committed_topics(vfs)?;
         let no_plan = BTreeMap::new();
         let committed_sources = SourceResolver::new(StageSources::new(vfs, &no_plan));
-        let mut units = parse_tree(&committed, &committed_sources, Mode::Lenient).into_parts().1;
-        if !request.known_ids_from.is_empty() {
-            let known: BTreeSet<String> = units.iter().map(|unit| unit.memory_id.clone()).collect();
-            let earlier = parse_tree(&request.known_ids_from, &committed_sources, Mode::Lenient).into_parts().1;
-            units.extend(earlier.into_iter().filter(|unit| !known.contains(&unit.memory_id)));
-        }
-        let baseline = Baseline::from_units(units);
+        // The committed topics and baseline, re-read and re-parsed only where they changed.
+        let mut cache = self.committed_cache();
+        let view = cache.refresh(vfs, &current, &committed_sources, &request.known_ids_from)?;
+        let (committed, baseline) = (view.topics, &*view.baseline);
 
         // Evidence lands in the stage with the prose that cites it (one install).
         let archived = evidence_records(&request.sources, request.provenance.as_ref())?;
@@ -76,18 +73,20 @@ impl Workspace {
         let planned: BTreeMap<String, Vec<u8>> = plan.files.into_iter().map(|file| (file.path, file.bytes)).collect();
 
         let mut staged = committed.clone();
-        let applied = edit::apply(&request.edit, &archived.source_ids, &baseline, &mut staged)?;
+        let applied = edit::apply(&request.edit, &archived.source_ids, baseline, &mut staged)?;
 
         let sources = SourceResolver::new(StageSources::new(vfs, &planned));
         let options = NormalizeOptions::with_removal(Removal::Only(applied.removable));
-        let normalized = normalize(&staged, &baseline, &sources, &options).map_err(|v| policy::topic_error(&v))?;
+        let new_sources: BTreeSet<String> = archived.source_ids.values().cloned().collect();
+        let normalized =
+            normalize_stage(&view, staged, &sources, &new_sources, &options).map_err(|v| policy::topic_error(&v))?;
         if request.append_only {
-            policy::check_append_only(&committed, &normalized.files)?;
+            policy::check_append_only(committed, &normalized.files)?;
         }
         let mut evidence: BTreeSet<String> = archived.source_ids.values().cloned().collect();
         evidence.extend(applied.declared_sources);
         let scope = (request.citations == CitationScope::ThisCall).then_some(&evidence);
-        policy::check_source_refs(&normalized.units, &baseline, &sources, scope)?;
+        policy::check_source_refs(&normalized.units, baseline, &sources, scope)?;
 
         let mut changes = Changes::new();
         for path in committed.keys().filter(|path| !normalized.files.contains_key(*path)) {
@@ -102,9 +101,11 @@ impl Workspace {
             changes.insert(path.clone(), Some(bytes.clone()));
         }
         let master_removed = committed.contains_key(TOPIC_CORE) && !normalized.files.contains_key(TOPIC_CORE);
-        self.derive_into(derive, &normalized.files, &planned, master_removed, &mut changes)?;
+        self.derive_into(derive, &normalized.files, &planned, master_removed, &current, &mut changes)?;
         crate::crashpoint!("derive.built");
 
+        // The tree changes from here on: the cache learns the result only after the install.
+        cache.invalidate();
         let prepared = match &history {
             Some(history) => history.prepare(&request.commit_message, &changes)?,
             None => None,
@@ -121,9 +122,13 @@ impl Workspace {
             Err(_) => (false, None),
         };
         crate::crashpoint!("history.published");
+        let revision = self.cached_revision()?;
+        cache.installed(&changes, revision.clone(), &normalized, &new_sources);
+        drop(cache);
         drop(lock);
+        derive.installed(&revision);
         Ok(UpdateResult {
-            revision: self.revision()?,
+            revision,
             source_ids: archived.source_ids,
             block_ids: normalized.block_id_map,
             evidence_ids: normalized.evidence_id_map,
@@ -143,6 +148,7 @@ impl Workspace {
         topics: &BTreeMap<String, Vec<u8>>,
         planned: &BTreeMap<String, Vec<u8>>,
         master_removed: bool,
+        base_revision: &str,
         changes: &mut Changes,
     ) -> Result<(), Error> {
         let vfs = self.vfs();
@@ -175,7 +181,10 @@ impl Workspace {
             changes.insert(path.clone(), Some(bytes.clone()));
             staged.insert(path, bytes);
         }
-        for (path, bytes) in derive.derive(&staged, self.runtime_dir_name())? {
+        // Everything the stage changes so far: topics, planned archives, promotions.
+        let changed: BTreeSet<String> = changes.keys().cloned().collect();
+        let delta = StageDelta::new(base_revision, &changed);
+        for (path, bytes) in derive.derive_delta(&staged, self.runtime_dir_name(), &delta)? {
             let allowed = DERIVED_FILES.contains(&path.as_str())
                 || path.starts_with("timeline/")
                 || path == format!("{}/{RUNTIME_STATE_FILE}", self.runtime_dir_name())

@@ -18,7 +18,7 @@ use crate::archive_tree::WorkspaceTree;
 use crate::error::{Error, ErrorCode};
 use crate::journal::{self, Changes, Installed, Recovery, TXN_DIR, io_error};
 use crate::lock::{INTERACTIVE_LOCK_TIMEOUT, LOCK_FILE, WriteLock};
-use crate::revision::{RUNTIME_STATE_FILE, revision, runtime_dir_name};
+use crate::revision::{RUNTIME_STATE_FILE, runtime_dir_name};
 use crate::runtime_state::RuntimeState;
 use crate::vfs::{DIR_MODE, RealVfs, Vfs, create_dir_all};
 
@@ -31,6 +31,12 @@ pub struct Workspace {
     runtime_dir: &'static str,
     recovery: Recovery,
     workspace_id: String,
+    /// What the last revision computation hashed, so the next one resumes where the
+    /// tree first differs (`revision/cache.rs`).
+    pub(crate) revision_cache: std::sync::Mutex<crate::revision::RevisionCache>,
+    /// The committed topics, their units and baseline as of the last update, so the next
+    /// one re-reads and re-parses only what changed (`update/stage/committed.rs`).
+    pub(crate) committed_cache: std::sync::Mutex<crate::update::CommittedCache>,
 }
 
 impl Workspace {
@@ -57,7 +63,14 @@ impl Workspace {
         create_dir_all(&vfs, &txn).map_err(io_error(&txn))?;
         layout::migrate_modes_once(&vfs);
         drop(lock);
-        Ok(Workspace { vfs, runtime_dir, recovery, workspace_id })
+        Ok(Workspace {
+            vfs,
+            runtime_dir,
+            recovery,
+            workspace_id,
+            revision_cache: Default::default(),
+            committed_cache: Default::default(),
+        })
     }
 
     /// The workspace root.
@@ -100,9 +113,10 @@ impl Workspace {
         WriteLock::acquire(&self.runtime_dir(), timeout)
     }
 
-    /// The current revision.
+    /// The current revision (spec 01 §1.5). Every file is `lstat`ed; only the bytes from
+    /// the first file that changed since this handle's last computation are hashed again.
     pub fn revision(&self) -> Result<String, Error> {
-        Ok(revision(&self.vfs, self.runtime_dir)?)
+        self.cached_revision()
     }
 
     /// The runtime state; a missing or unreadable file gives the default.

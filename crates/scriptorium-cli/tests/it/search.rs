@@ -163,3 +163,43 @@ fn grep_lists_lines_and_hides_internal_files() -> TestResult {
     assert_eq!(none.stdout, "no matches for \"source-meta:\"\n");
     Ok(())
 }
+
+#[test]
+fn grep_regex_matches_in_python_syntax_and_refuses_what_it_cannot_run() -> TestResult {
+    let ws = example_copy()?;
+    ws.write(".scriptorium/quarantine/x.md", b"Tomatoes go on in quarantine\n")?;
+    let pattern = r"^tomato(es)? \w+ on\b";
+    let out = run(scriptorium(ws.path()).args(["grep", "--regex", pattern, "--workspace"]).arg(ws.path()))?;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(
+        out.stdout,
+        "sources/openprogram/_v2/sess-garden.md:9: Tomatoes go on the south side, basil between them.\n\
+         topics/garden/raised-bed.md:5: Tomatoes grow on the south side of the raised bed, with basil between \
+         them.[^e-c7eb913ad2] ^11e4b469\n"
+    );
+    let exact = run(scriptorium(ws.path())
+        .args(["grep", "--regex", "--case-sensitive", pattern, "--workspace"])
+        .arg(ws.path()))?;
+    assert_eq!(exact.stdout, format!("no matches for {pattern:?}\n"));
+    let literal = run(scriptorium(ws.path()).args(["grep", pattern, "--workspace"]).arg(ws.path()))?;
+    assert_eq!(literal.stdout, format!("no matches for {pattern:?}\n"), "without --regex the text is literal");
+
+    let json = run(scriptorium(ws.path())
+        .args(["grep", "--json", "--regex", r"basil\b", "--limit", "1", "--workspace"])
+        .arg(ws.path()))?
+    .json()?;
+    assert_eq!(json["matches"].as_array().map(Vec::len), Some(1));
+    assert_eq!(json["matches"][0]["path"], "sources/openprogram/_v2/sess-garden.md");
+    assert_eq!(json["matches"][0]["line"], 9);
+    assert_eq!(json["truncated"], true);
+    assert!(json["total"].as_u64().is_some_and(|t| t >= 3), "{json}");
+
+    for bad in ["(unclosed", "tomatoes(?= go)", "(?<!the )basil", r"(to)ma\1", "a++", r"\w{1000}"] {
+        let out = run(scriptorium(ws.path()).args(["grep", "--regex", bad, "--workspace"]).arg(ws.path()))?;
+        assert_eq!(out.code, Some(2), "{bad:?}: {}", out.stderr);
+        assert_eq!(out.error_code()?, "CLI_BAD_QUERY", "{bad:?}");
+        assert!(out.stderr.starts_with("error[CLI_BAD_QUERY]: RETRIEVAL_INVALID_PATTERN: "), "{bad:?}: {}", out.stderr);
+        assert_eq!(out.stdout, "", "{bad:?}");
+    }
+    Ok(())
+}

@@ -108,6 +108,11 @@ impl Writer {
         self.pushed();
     }
 
+    /// A value as 4 bytes, little-endian (for checksums, which a varint would lengthen).
+    pub(crate) fn fixed_u32(&mut self, value: u32) {
+        self.raw(&value.to_le_bytes());
+    }
+
     /// Bytes as they are (their length is written before them).
     pub(crate) fn raw(&mut self, bytes: &[u8]) {
         self.bytes.extend_from_slice(bytes);
@@ -233,6 +238,11 @@ impl<'a> Reader<'a> {
         Err(Damaged("varint too long"))
     }
 
+    pub(crate) fn fixed_u32(&mut self) -> Result<u32, Damaged> {
+        let bytes = self.take(4)?;
+        Ok(u32::from_le_bytes(bytes.try_into().map_err(|_| Damaged("truncated"))?))
+    }
+
     pub(crate) fn u32(&mut self) -> Result<u32, Damaged> {
         u32::try_from(self.u64()?).map_err(|_| Damaged("number out of range"))
     }
@@ -278,10 +288,6 @@ impl<'a> Reader<'a> {
     pub(crate) fn strings(&mut self) -> Result<Vec<String>, Damaged> {
         let count = self.count()?;
         (0..count).map(|_| self.string()).collect()
-    }
-
-    pub(crate) fn option_str(&mut self) -> Result<Option<&str>, Damaged> {
-        if self.bool()? { self.str().map(Some) } else { Ok(None) }
     }
 
     pub(crate) fn option_string(&mut self) -> Result<Option<String>, Damaged> {

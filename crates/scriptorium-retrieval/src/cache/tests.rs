@@ -10,6 +10,7 @@ use std::time::{Duration, UNIX_EPOCH};
 use super::*;
 use crate::filter::Filters;
 use crate::hit::Hit;
+use crate::index::stored::StoredContent;
 use crate::search::Bm25Options;
 
 /// A fresh temporary workspace seeded with the repository's example workspace.
@@ -368,4 +369,90 @@ fn refresh_in_process_then_save() {
     index.save(&ws.root).expect("save");
     let (_, report) = open(&ws.root);
     assert_eq!((report.read_files, report.saved), (0, false), "the saved cache is current");
+}
+
+/// How many live events have their content on disk rather than in the index.
+fn contents_on_disk(index: &Index) -> usize {
+    (index.files().values())
+        .flat_map(|file| index.live_slots(*file))
+        .filter(|(_, entry)| matches!(entry.event.stored_content(), StoredContent::OnDisk { .. }))
+        .count()
+}
+
+/// Source records are read back from their files, not held; topic claims (composed
+/// text) are held. A cached index answers with the same text either way.
+#[test]
+fn source_contents_stay_on_disk_and_read_back_identically() {
+    let ws = Workspace::new("on-disk");
+    let (built, _) = open(&ws.root);
+    let sources = built.paths().filter(|path| path.starts_with("sources/")).flat_map(|p| built.events_in(p)).count();
+    assert!(sources > 0);
+    assert_eq!(contents_on_disk(&built), sources, "every source record is a byte range of its file");
+    let (loaded, report) = open(&ws.root);
+    assert_eq!(report.cache, CacheState::Loaded);
+    assert_eq!(contents_on_disk(&loaded), sources);
+    assert_same(&loaded, &ws.root, &QUERIES);
+}
+
+/// A file rewritten after the index read it (and not refreshed since) never lends its
+/// new bytes to an indexed event: reading the content back fails instead, and a refresh
+/// brings the index up to date. Bytes appended after an event leave it readable.
+#[test]
+fn a_file_changed_behind_the_index_fails_to_read_back_never_misreads() {
+    let ws = Workspace::new("behind");
+    let (mut index, _) = open(&ws.root);
+    let path = "sources/openprogram/_v2/sess-garden.md";
+    let slots = |index: &Index| -> Vec<u32> {
+        index.files().get(path).map(|file| index.live_slots(*file).map(|(slot, _)| slot).collect()).unwrap_or_default()
+    };
+    let original = std::fs::read_to_string(ws.root.join(path)).expect("read");
+    let first = *slots(&index).first().expect("events");
+    let content = index.slot(first).expect("slot").to_event().content;
+    assert!(!content.is_empty());
+
+    // Appending leaves every indexed byte range in place.
+    std::fs::write(ws.root.join(path), format!("{original}\n")).expect("append");
+    assert_eq!(index.slot(first).expect("slot").try_to_event().expect("readable").content, content);
+
+    // The same length, other letters: the checksum tells.
+    let swapped = original.replacen("hours of sun", "hours of SUN", 1);
+    assert_ne!(swapped, original);
+    std::fs::write(ws.root.join(path), &swapped).expect("rewrite");
+    let err = index.slot(first).expect("slot").try_to_event().expect_err("changed behind the index");
+    assert_eq!(err.code(), ErrorCode::ReadFailed);
+    assert!(err.message().contains("refresh"), "{}", err.message());
+    assert_eq!(index.slot(first).expect("slot").to_event().content, "", "never another text");
+    // A search whose hits include that record fails the same way.
+    let hits = index.search("hours of sun", &crate::Bm25Options::default());
+    assert_eq!(hits.map(|hits| hits.len()).map_err(|e| e.code()), Err(ErrorCode::ReadFailed));
+    // Gone altogether.
+    ws.remove(path);
+    assert!(index.slot(first).expect("slot").try_to_event().is_err());
+
+    ws.write(path, &swapped);
+    index.refresh(&ws.root).expect("refresh");
+    let fresh = slots(&index);
+    let upper = index.slot(*fresh.first().expect("events")).expect("slot").try_to_event().expect("readable");
+    assert_eq!(upper.content, content.replacen("hours of sun", "hours of SUN", 1));
+    assert_same(&index, &ws.root, &["SUN", "tomatoes"]);
+}
+
+/// Compaction (freed slots outnumber live ones) renumbers the index without re-reading
+/// events: contents on disk stay there and read back the same.
+#[test]
+fn compaction_keeps_contents_on_disk() {
+    let ws = Workspace::new("compact");
+    let mut rng = Rng(7);
+    let big = "sources/D9.md";
+    ws.write(big, &source_text(&mut rng, 9, 1500));
+    let (mut index, _) = open(&ws.root);
+    let (before, slots) = (contents_on_disk(&index), index.slot_count());
+    assert!(before >= 1500);
+    // Rewriting the big file frees its 1500 slots, more than stay live: a rebuild.
+    ws.write(big, &source_text(&mut rng, 9, 1400));
+    index.refresh(&ws.root).expect("refresh");
+    assert_eq!(index.slot_count(), slots - 100, "compacted: no freed slot left");
+    assert_eq!(contents_on_disk(&index), before - 100);
+    assert_same(&index, &ws.root, &QUERIES);
+    assert_same(&index, &ws.root, &["raised bed", "user"]);
 }

@@ -5,6 +5,8 @@ use std::path::PathBuf;
 
 use super::*;
 
+mod regex_mode;
+
 struct Temp(PathBuf);
 
 impl Temp {

@@ -1,27 +1,42 @@
 //! The index as cache bytes and back (the payload of `.scriptorium/retrieval-index.bin`,
 //! framed by `crate::cache`).
 //!
-//! Layout, all integers LEB128 varints:
+//! Layout, all integers LEB128 varints unless said otherwise:
 //! 1. files, in slot order: path, fingerprint (or none: re-read on the next open), event count;
-//! 2. the shared event parts, each once: contexts (headings, speaker and frame
-//!    metadata, casefolded speakers), then dates;
-//! 3. per file, in slot order: the text of its events (ids and contents, one string),
-//!    then each event: document length, id length, content length, line, refs (0: the
-//!    event's own id, else count + 1 and the list), speaker-trusted, trust as the file
-//!    gave it (never as resolution left it), authority tier, context number, dates number;
-//! 4. terms: text, posting count, byte length, postings as in memory (see
-//!    `index::postings`: per posting, slot delta and tf·4 + field flags).
+//! 2. the shared event parts, each once: contexts (headings, speaker id and display
+//!    name, a flag saying whether the label is derived from them — else the label
+//!    follows — and whether the event is a source's (its casefolded speakers are then
+//!    recomputed), speaker kind, principal, visibility), then dates;
+//! 3. per file, in slot order, each event: document length, line (zig-zag delta from
+//!    the previous event's), id (length of the prefix it shares with the previous id,
+//!    then the rest), flags (trust as the file gave it, never as resolution left it;
+//!    speaker-trusted; authority tier; whether the content is on disk; whether the refs
+//!    are the event's own id), the content —
+//!    on disk: its record's byte length, its offset in the file (zig-zag delta from the
+//!    end of the previous one) and the content's checksum (4 bytes LE); else the text
+//!    itself —, the refs unless they are the event's own id (count, then each), a tier
+//!    name when the flags say "other", context number and dates number (zig-zag deltas
+//!    from the previous event's: a thread's speakers have neighbouring numbers);
+//! 4. terms, sorted: length of the prefix shared with the previous term, the rest,
+//!    posting count, byte length, postings as in memory (see `index::postings`: per
+//!    posting, slot delta and tf·4 + field flags).
+//!
+//! Event text is not stored when it is a byte range of the event's file (v2 records,
+//! most legacy records): the cache holds where it is, and a query reads back its result
+//! rows' contents, checked against the checksum (`index::stored`). Topic claims, whose
+//! content is composed, keep their text.
 //!
 //! Loading appends postings as stored, without tokenizing anything; slots are renumbered
 //! densely on save (freed slots dropped), in an order that keeps every list sorted.
 
 use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use scriptorium_archive_format::AuthorityTier;
 
 use super::postings::PostingList;
-use super::stored::{Context, Dates, FileText, Refs, StoredEvent, TextSpan};
+use super::stored::{Context, Dates, DiskSpan, FileText, Refs, StoredContent, StoredEvent, TextArena, TextSpan};
 use super::{FileSlots, Index, Posting, Slot};
 use crate::cache::codec::{Damaged, Reader, Writer};
 use crate::cache::fingerprint::Fingerprint;
@@ -83,11 +98,16 @@ impl Index {
             out.strings(&context.headings);
             out.str(&context.speaker_id);
             out.str(&context.speaker_display);
-            out.str(&context.speaker_label);
+            // The label and the casefolded speakers are mostly derived from the id and the
+            // display name: a flag says so instead of the text.
+            let label = Label::of(context);
+            out.u64(label as u64 | if context.speakers.is_empty() { 0 } else { HAS_SPEAKERS });
+            if label == Label::Other {
+                out.str(&context.speaker_label);
+            }
             out.str(&context.speaker_kind);
             out.str(&context.principal_id);
             out.option_str(context.visibility.as_deref());
-            out.strings(&context.speakers);
         }
         out.usize(dates_list.len());
         for value in dates_list {
@@ -97,17 +117,15 @@ impl Index {
         let mut remap = vec![NO_SLOT; self.slots.len()];
         let mut next = 0u32;
         for (_, file) in &files {
-            // The file's text (every event's id and content), then its events.
-            out.str(file.range().find_map(|slot| self.slot(slot)).map_or("", |entry| entry.event.file.text()));
+            let mut previous = Previous::default();
             for (slot, entry) in file.range().filter_map(|slot| Some((slot, self.slot(slot)?))) {
                 if let Some(cell) = remap.get_mut(slot as usize) {
                     *cell = next;
                 }
                 next += 1;
-                encode_event(out, self.length(slot), entry, &contexts, &dates);
+                encode_event(out, self.length(slot), entry, &contexts, &dates, &mut previous);
             }
         }
-        // Postings of removed files
         // Postings of removed files point at slots without an event: not stored. Without
         // removed files the slots keep their numbers and the lists are copied as they are.
         let renumbered = remap.iter().enumerate().any(|(slot, to)| *to as usize != slot);
@@ -115,7 +133,11 @@ impl Index {
         let stored_terms = (self.dictionary.iter())
             .filter_map(|(text, &id)| Some((text, self.postings.get(id as usize)?)))
             .filter(|(_, list)| !renumbered || list.iter().any(|p| live(p.slot)));
-        out.usize(stored_terms.clone().count());
+        // Sorted, so that each term shares a long prefix with the one before it.
+        let mut stored_terms: Vec<(&Box<str>, &PostingList)> = stored_terms.collect();
+        stored_terms.sort_unstable_by_key(|(text, _)| *text);
+        out.usize(stored_terms.len());
+        let mut previous: &str = "";
         for (text, list) in stored_terms {
             let kept;
             let list = if renumbered {
@@ -130,16 +152,23 @@ impl Index {
             } else {
                 list
             };
-            out.str(text);
+            let shared = shared_prefix(previous, text);
+            out.usize(shared);
+            out.str(text.get(shared..).unwrap_or_default());
+            previous = text;
             out.usize(list.len());
             out.usize(list.bytes().len());
             out.raw(list.bytes());
         }
     }
 
-    /// Decode an index saved by [`Index::encode`], with the stored fingerprints; trust
-    /// and v2 preference are resolved afresh.
-    pub(crate) fn decode(input: &mut Reader<'_>) -> Result<(Index, BTreeMap<String, Option<Fingerprint>>), Damaged> {
+    /// Decode an index saved by [`Index::encode_into`], with the stored fingerprints;
+    /// trust and v2 preference are resolved afresh. `disk` gives the file on disk of a
+    /// workspace path, for the contents stored as byte ranges.
+    pub(crate) fn decode(
+        input: &mut Reader<'_>,
+        disk: impl Fn(&str) -> Option<PathBuf>,
+    ) -> Result<(Index, BTreeMap<String, Option<Fingerprint>>), Damaged> {
         let file_count = input.count()?;
         let mut listed: Vec<(String, Option<Fingerprint>, u32)> = Vec::with_capacity(file_count);
         for _ in 0..file_count {
@@ -157,19 +186,36 @@ impl Index {
             listed.push((path, print, input.u32()?));
         }
         let mut index = Index::new();
+        // Every event takes a few bytes: a lying count cannot reserve more than the input.
+        let events = listed.iter().map(|(_, _, len)| *len as usize).fold(0usize, usize::saturating_add);
+        let events = events.min(input.remaining());
+        // Reserved at once: a million slots grown by doubling would be copied twice over.
+        index.slots.reserve_exact(events);
+        index.lengths.reserve_exact(events);
         let context_count = input.count()?;
         let mut contexts = Vec::with_capacity(context_count);
         for _ in 0..context_count {
-            let context = Context {
-                headings: input.strings()?,
-                speaker_id: input.string()?,
-                speaker_display: input.string()?,
-                speaker_label: input.string()?,
+            let (headings, speaker_id, speaker_display) = (input.strings()?, input.string()?, input.string()?);
+            let flags = input.u64()?;
+            let speaker_label = match flags & !HAS_SPEAKERS {
+                0 => input.string()?,
+                label => {
+                    Label::from_code(label).ok_or(Damaged("bad speaker label"))?.text(&speaker_id, &speaker_display)
+                }
+            };
+            let mut context = Context {
+                headings,
+                speaker_id,
+                speaker_display,
+                speaker_label,
                 speaker_kind: input.string()?,
                 principal_id: input.string()?,
                 visibility: input.option_string()?,
-                speakers: input.strings()?,
+                speakers: Vec::new(),
             };
+            if flags & HAS_SPEAKERS != 0 {
+                context.speakers = context.source_speakers();
+            }
             contexts.push(index.interner.context(context));
         }
         let dates_count = input.count()?;
@@ -178,6 +224,10 @@ impl Index {
             let value = Dates { date: input.option_string()?, dates: input.strings()? };
             dates.push(index.interner.dates(value));
         }
+        // Per context number, its events' slots: the speaker lists are filled per context
+        // at the end, not by looking up each event's speakers.
+        let mut context_slots: Vec<Vec<u32>> = vec![Vec::new(); contexts.len()];
+        let shared = Shared { contexts, dates };
         let mut prints = BTreeMap::new();
         let mut first = 0u32;
         for (path, print, len) in listed {
@@ -185,14 +235,19 @@ impl Index {
             let end = first.checked_add(len).ok_or(Damaged("too many events"))?;
             index.live.grow(end as usize);
             index.grounded.grow(end as usize);
-            let text = input.string()?;
+            let mut arena = TextArena::default();
             let mut decoded = Vec::with_capacity((len as usize).min(input.remaining()));
+            let mut previous = Previous::default();
+            let mut on_disk = false;
             for _ in first..end {
-                decoded.push(decode_event(input, &contexts, &dates)?);
+                let (event, span, is_on_disk) = decode_event(input, &shared, &mut previous, &mut arena)?;
+                on_disk |= is_on_disk;
+                decoded.push((event, span, previous.context));
             }
-            let lengths: Vec<(u32, u32)> = decoded.iter().map(|event| event.text_lengths).collect();
-            let (text, spans) = FileText::from_parts(&path, text, &lengths).ok_or(Damaged("bad event text"))?;
-            for ((slot, parts), span) in (first..).zip(decoded).zip(spans) {
+            let disk =
+                if on_disk { Some(disk(&path).ok_or(Damaged("contents on disk without a file"))?) } else { None };
+            let text = arena.finish(&path, disk);
+            for (slot, (parts, span, context)) in (first..).zip(decoded) {
                 let length = parts.length;
                 let event = parts.into_event(&text, span);
                 // Search breaks ties by slot order, which must be (line, event id) order.
@@ -201,7 +256,9 @@ impl Index {
                     return Err(Damaged("events out of order"));
                 }
                 index.grounded.set(slot, event.has_refs());
-                index.add_speakers(slot, &event.context.speakers);
+                if let Some(slots) = context_slots.get_mut(context).filter(|_| !event.context.speakers.is_empty()) {
+                    slots.push(slot);
+                }
                 index.slots.push(Some(Slot { event, kind }));
                 index.lengths.push(length);
             }
@@ -214,14 +271,20 @@ impl Index {
         let term_count = input.count()?;
         let mut dictionary = HashMap::with_capacity_and_hasher(term_count, Default::default());
         let mut postings = Vec::with_capacity(term_count);
+        let mut text = String::new();
         for id in 0..term_count {
-            let text: Box<str> = input.str()?.into();
+            let kept = input.usize()?;
+            if kept > text.len() || !text.is_char_boundary(kept) {
+                return Err(Damaged("bad term prefix"));
+            }
+            text.truncate(kept);
+            text.push_str(input.str()?);
             let count = input.count()?;
             let len = input.count()?;
             let bytes = input.take(len)?.to_vec();
             postings.push(PostingList::from_bytes(bytes, count, first).ok_or(Damaged("bad posting list"))?);
             let id = u32::try_from(id).map_err(|_| Damaged("too many terms"))?;
-            if dictionary.insert(text, id).is_some() {
+            if dictionary.insert(text.as_str().into(), id).is_some() {
                 return Err(Damaged("a term twice"));
             }
         }
@@ -230,8 +293,34 @@ impl Index {
         }
         index.dictionary = dictionary;
         index.postings = postings;
+        for (context, slots) in shared.contexts.iter().zip(context_slots) {
+            for speaker in &context.speakers {
+                index.speaker_slots.entry(speaker.clone()).or_default().extend_from_slice(&slots);
+            }
+        }
+        // Each context's slots ascend; a speaker's list joins several contexts' runs.
+        index.speaker_slots.values_mut().for_each(|slots| slots.sort_unstable());
         index.resolve();
         Ok((index, prints))
+    }
+}
+
+impl Index {
+    /// The index with freed slots and unused terms dropped, through its encoding (see
+    /// `Index::rebuild`); `None` if it does not decode, which would be a bug.
+    pub(super) fn compacted(&self) -> Option<Index> {
+        let disks: HashMap<&str, &Path> = (self.files.iter())
+            .filter_map(|(path, file)| Some((path.as_str(), self.slot(file.first)?.event.file.disk()?)))
+            .collect();
+        let mut out = Writer::default();
+        self.encode_into(&BTreeMap::new(), &mut out);
+        let mut bytes = out.bytes.as_slice();
+        let len = bytes.len() as u64;
+        let (index, _) = Index::decode(&mut Reader::streaming(&mut bytes, len), |path| {
+            disks.get(path).map(|disk| disk.to_path_buf())
+        })
+        .ok()?;
+        Some(index)
     }
 }
 
@@ -241,41 +330,154 @@ fn stored_trust(entry: &Slot) -> Trust {
     if entry.kind == FileKind::Topic { Trust::Unknown } else { entry.event.trust_state }
 }
 
+/// What an event's encoding is relative to: the previous event of its file.
+#[derive(Default)]
+struct Previous {
+    line: usize,
+    id: String,
+    /// Where the previous content on disk ended.
+    disk_end: u64,
+    context: usize,
+    dates: usize,
+}
+
+/// The parts every event refers to by number.
+struct Shared {
+    contexts: Vec<Arc<Context>>,
+    dates: Vec<Arc<Dates>>,
+}
+
+/// Context flag: the casefolded speakers are those of a source event (else none).
+const HAS_SPEAKERS: u64 = 1 << 2;
+
+/// How a context's speaker label follows from its id and display name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Label {
+    /// Stored as it is.
+    Other = 0,
+    /// `display (id)`.
+    Both = 1,
+    /// The display name.
+    Display = 2,
+    /// The id.
+    Id = 3,
+}
+
+impl Label {
+    fn of(context: &Context) -> Label {
+        [Label::Both, Label::Display, Label::Id]
+            .into_iter()
+            .find(|label| label.text(&context.speaker_id, &context.speaker_display) == context.speaker_label)
+            .unwrap_or(Label::Other)
+    }
+
+    fn from_code(code: u64) -> Option<Label> {
+        [Label::Other, Label::Both, Label::Display, Label::Id].into_iter().find(|label| *label as u64 == code)
+    }
+
+    fn text(self, id: &str, display: &str) -> String {
+        match self {
+            Label::Other => String::new(),
+            Label::Both => format!("{display} ({id})"),
+            Label::Display => display.to_owned(),
+            Label::Id => id.to_owned(),
+        }
+    }
+}
+
+const FLAG_SPEAKER_TRUSTED: u64 = 1 << 2;
+const TIER_SHIFT: u64 = 3;
+const FLAG_ON_DISK: u64 = 1 << 5;
+/// Event flag: the event's refs are its own id (most source events); else the list follows.
+const FLAG_OWN_REFS: u64 = 1 << 6;
+/// Tier codes: none, owner, paired, or another one whose name follows.
+const TIER_OTHER: u64 = 3;
+
+fn tier_code(tier: Option<AuthorityTier>) -> u64 {
+    match tier {
+        None => 0,
+        Some(AuthorityTier::Owner) => 1,
+        Some(AuthorityTier::Paired) => 2,
+        Some(_) => TIER_OTHER,
+    }
+}
+
+fn zigzag(value: i64) -> u64 {
+    ((value << 1) ^ (value >> 63)) as u64
+}
+
+fn unzigzag(raw: u64) -> i64 {
+    ((raw >> 1) as i64) ^ -((raw & 1) as i64)
+}
+
+/// The length of the longest common prefix of `a` and `b` that ends on a character boundary.
+fn shared_prefix(a: &str, b: &str) -> usize {
+    let mut len = a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
+    while !a.is_char_boundary(len) {
+        len -= 1;
+    }
+    len
+}
+
 fn encode_event(
     out: &mut Writer,
     length: u32,
     entry: &Slot,
     contexts: &HashMap<*const Context, usize>,
     dates: &HashMap<*const Dates, usize>,
+    previous: &mut Previous,
 ) {
     let event = &entry.event;
     out.u64(u64::from(length));
-    let (id_len, content_len) = event.span.lengths();
-    out.u64(u64::from(id_len));
-    out.u64(u64::from(content_len));
-    out.usize(event.line);
-    match &event.refs {
-        Refs::Own => out.u64(0),
-        Refs::List(list) => {
-            out.usize(list.len() + 1);
-            list.iter().for_each(|r| out.str(r));
-        }
-    }
-    out.bool(event.speaker_trusted);
-    out.u64(match stored_trust(entry) {
+    out.u64(zigzag(event.line as i64 - previous.line as i64));
+    previous.line = event.line;
+    let id = event.event_id();
+    let shared = shared_prefix(&previous.id, id);
+    out.usize(shared);
+    out.str(id.get(shared..).unwrap_or_default());
+    previous.id.clear();
+    previous.id.push_str(id);
+    let trust = match stored_trust(entry) {
         Trust::Trusted => 0,
         Trust::Pending => 1,
         Trust::Unknown => 2,
-    });
-    out.option_str(event.authority_tier.map(AuthorityTier::as_str));
-    out.usize(contexts.get(&Arc::as_ptr(&event.context)).copied().unwrap_or(0));
-    out.usize(dates.get(&Arc::as_ptr(&event.dates)).copied().unwrap_or(0));
+    };
+    let content = event.stored_content();
+    let on_disk = matches!(content, StoredContent::OnDisk { .. });
+    out.u64(
+        trust
+            | if event.speaker_trusted { FLAG_SPEAKER_TRUSTED } else { 0 }
+            | tier_code(event.authority_tier) << TIER_SHIFT
+            | if on_disk { FLAG_ON_DISK } else { 0 }
+            | if matches!(event.refs, Refs::Own) { FLAG_OWN_REFS } else { 0 },
+    );
+    match content {
+        StoredContent::Inline(text) => out.str(text),
+        StoredContent::OnDisk { len, span } => {
+            out.u64(u64::from(len));
+            out.u64(zigzag(span.offset.wrapping_sub(previous.disk_end) as i64));
+            out.fixed_u32(span.checksum);
+            previous.disk_end = span.offset.wrapping_add(u64::from(len));
+        }
+    }
+    if let Refs::List(list) = &event.refs {
+        out.usize(list.len());
+        list.iter().for_each(|r| out.str(r));
+    }
+    if tier_code(event.authority_tier) == TIER_OTHER {
+        out.str(event.authority_tier.map_or("", AuthorityTier::as_str));
+    }
+    let context = contexts.get(&Arc::as_ptr(&event.context)).copied().unwrap_or(0);
+    out.u64(zigzag(context as i64 - previous.context as i64));
+    previous.context = context;
+    let dates = dates.get(&Arc::as_ptr(&event.dates)).copied().unwrap_or(0);
+    out.u64(zigzag(dates as i64 - previous.dates as i64));
+    previous.dates = dates;
 }
 
 /// One event of a file, with its document length, waiting for its file's text.
 struct DecodedEvent {
     length: u32,
-    text_lengths: (u32, u32),
     refs: Refs,
     context: Arc<Context>,
     dates: Arc<Dates>,
@@ -301,40 +503,66 @@ impl DecodedEvent {
     }
 }
 
+/// One event, its id and content added to `arena`; whether its content is on disk.
 fn decode_event(
     input: &mut Reader<'_>,
-    contexts: &[Arc<Context>],
-    dates: &[Arc<Dates>],
-) -> Result<DecodedEvent, Damaged> {
+    shared: &Shared,
+    previous: &mut Previous,
+    arena: &mut TextArena,
+) -> Result<(DecodedEvent, TextSpan, bool), Damaged> {
     let length = input.u32()?;
-    let text_lengths = (input.u32()?, input.u32()?);
-    let line = input.usize()?;
-    let refs = match input.usize()? {
-        0 => Refs::Own,
-        n => {
-            let len = n - 1;
-            if len > input.remaining() {
-                return Err(Damaged("count beyond the end"));
-            }
-            (0..len).map(|_| input.str().map(Box::from)).collect::<Result<_, _>>().map(Refs::List)?
-        }
-    };
-    let speaker_trusted = input.bool()?;
-    let trust_state = match input.u64()? {
+    let line = i64::try_from(previous.line).ok().and_then(|line| line.checked_add(unzigzag(input.u64().ok()?)));
+    let line = line.and_then(|line| usize::try_from(line).ok()).ok_or(Damaged("bad line"))?;
+    previous.line = line;
+    let kept = input.usize()?;
+    if kept > previous.id.len() || !previous.id.is_char_boundary(kept) {
+        return Err(Damaged("bad id prefix"));
+    }
+    previous.id.truncate(kept);
+    previous.id.push_str(input.str()?);
+    let flags = input.u64()?;
+    let trust_state = match flags & 3 {
         0 => Trust::Trusted,
         1 => Trust::Pending,
         2 => Trust::Unknown,
         _ => return Err(Damaged("bad trust state")),
     };
-    let authority_tier = match input.option_str()? {
-        None => None,
-        Some(name) => Some(AuthorityTier::from_name(name).ok_or(Damaged("bad authority tier"))?),
+    if flags >> 7 != 0 {
+        return Err(Damaged("bad flags"));
+    }
+    let speaker_trusted = flags & FLAG_SPEAKER_TRUSTED != 0;
+    let tier = (flags >> TIER_SHIFT) & 3;
+    let on_disk = flags & FLAG_ON_DISK != 0;
+    let content = if on_disk {
+        let len = input.u32()?;
+        let offset = previous.disk_end.wrapping_add(unzigzag(input.u64()?) as u64);
+        let checksum = input.fixed_u32()?;
+        previous.disk_end = offset.checked_add(u64::from(len)).ok_or(Damaged("bad content range"))?;
+        StoredContent::OnDisk { len, span: DiskSpan { offset, checksum } }
+    } else {
+        StoredContent::Inline(input.str()?)
     };
-    let context = contexts.get(input.usize()?).ok_or(Damaged("no such context"))?;
-    let dates = dates.get(input.usize()?).ok_or(Damaged("no such dates"))?;
-    Ok(DecodedEvent {
+    let span = arena.push_stored(&previous.id, content).ok_or(Damaged("too much event text"))?;
+    let refs = if flags & FLAG_OWN_REFS != 0 {
+        Refs::Own
+    } else {
+        let len = input.count()?;
+        (0..len).map(|_| input.str().map(Box::from)).collect::<Result<_, _>>().map(Refs::List)?
+    };
+    let authority_tier = match tier {
+        0 => None,
+        1 => Some(AuthorityTier::Owner),
+        2 => Some(AuthorityTier::Paired),
+        _ => Some(AuthorityTier::from_name(input.str()?).ok_or(Damaged("bad authority tier"))?),
+    };
+    let number =
+        |previous: usize, delta: u64| usize::try_from(i64::try_from(previous).ok()?.checked_add(unzigzag(delta))?).ok();
+    previous.context = number(previous.context, input.u64()?).ok_or(Damaged("no such context"))?;
+    let context = shared.contexts.get(previous.context).ok_or(Damaged("no such context"))?;
+    previous.dates = number(previous.dates, input.u64()?).ok_or(Damaged("no such dates"))?;
+    let dates = shared.dates.get(previous.dates).ok_or(Damaged("no such dates"))?;
+    let event = DecodedEvent {
         length,
-        text_lengths,
         refs,
         context: Arc::clone(context),
         dates: Arc::clone(dates),
@@ -342,5 +570,6 @@ fn decode_event(
         trust_state,
         speaker_trusted,
         authority_tier,
-    })
+    };
+    Ok((event, span, on_disk))
 }

@@ -174,6 +174,52 @@ fn stored_events_come_back_whole() {
     assert!(index.events_in("sources/p/_v2/none.md").is_empty());
     // The same through the cache bytes.
     let bytes = index.encode(&BTreeMap::new());
-    let (loaded, _) = Index::decode(&mut crate::cache::codec::Reader::new(&bytes)).expect("decodes what it encoded");
+    let (loaded, _) =
+        Index::decode(&mut crate::cache::codec::Reader::new(&bytes), |_| None).expect("decodes what it encoded");
     assert_eq!(loaded.events().cloned().collect::<Vec<_>>(), given);
+}
+
+/// The byte ranges `locate_records` finds, as the text they hold.
+fn located(path: &str, text: &str, events: &[MemoryEvent]) -> Vec<Option<String>> {
+    stored::locate_records(path, text.as_bytes(), events)
+        .into_iter()
+        .map(|record| {
+            let (offset, len) = record?;
+            let start = usize::try_from(offset).expect("offset");
+            Some(text.get(start..start + len as usize).expect("in the text").to_owned())
+        })
+        .collect()
+}
+
+#[test]
+fn records_are_located_whatever_their_whitespace_comments_and_links() {
+    let path = "sources/p/_v2/t.md";
+    let text = "head\n\
+                [t] a:  one\r\ntwo \n\
+                <!-- x -->\n\
+                [t] b: see [Mei](m.md) <!-- note\n still --> ok\n\
+                \n\
+                [t] c: later\n";
+    let events = vec![
+        event(path, 2, "a", "[t] a: one two", &[]),
+        event(path, 5, "b", "[t] b: see Mei ok", &[]),
+        // Its record starts after the event's line (here at the blank line before it).
+        event(path, 6, "c", "[t] c: later", &[]),
+        // Cleaned text that no range of the file holds.
+        event(path, 8, "d", "[t] d: nowhere", &[]),
+    ];
+    let found = located(path, text, &events);
+    assert_eq!(found[0].as_deref(), Some("[t] a:  one\r\ntwo"));
+    assert_eq!(found[1].as_deref(), Some("[t] b: see [Mei](m.md) <!-- note\n still --> ok"));
+    assert_eq!(found[2].as_deref(), Some("\n[t] c: later"));
+    assert_eq!(found[3], None);
+    for (range, event) in found.iter().zip(&events).take(3) {
+        let range = range.as_deref().expect("found");
+        assert_eq!(scriptorium_archive_format::clean_retrieval_text(range), event.content);
+    }
+    // Topic claims are composed; bytes that are not UTF-8 were repaired by the parser.
+    assert_eq!(located("topics/t.md", text, &events[..1]), [None]);
+    let mut bad = text.as_bytes().to_vec();
+    bad.push(0xff);
+    assert_eq!(stored::locate_records(path, &bad, &events[..1]), [None]);
 }

@@ -21,6 +21,11 @@ impl EvidenceIds {
         self.map.get(label).map(String::as_str)
     }
 
+    /// The local labels that get ids, in label order.
+    pub(crate) fn labels(&self) -> impl Iterator<Item = &String> {
+        self.map.keys()
+    }
+
     pub(crate) fn is_empty(&self) -> bool {
         self.map.is_empty()
     }
@@ -41,7 +46,9 @@ pub(crate) fn is_local_label(id: &str) -> bool {
 }
 
 /// Mint ids for every local label defined in `files` (sorted), in file and line order.
-pub(crate) fn mint(files: &[Staged]) -> EvidenceIds {
+/// `also_used` tells ids defined in files of the tree that are not in `files` (the
+/// unchanged files of an incremental normalization; none for a whole tree).
+pub(crate) fn mint(files: &[Staged], also_used: &dyn Fn(&str) -> bool) -> EvidenceIds {
     let definitions = || {
         files.iter().flat_map(Staged::items).filter_map(|item| match &item.kind {
             ItemKind::Definition(definition) => Some(definition),
@@ -61,7 +68,7 @@ pub(crate) fn mint(files: &[Staged]) -> EvidenceIds {
         let when = definition.time.as_str();
         let id = (0u64..)
             .map(|k| format!("e-{}", sha256_hex_prefix(&format!("evidence|{when}|{seed}|{k}"), 10)))
-            .find(|id| !used.contains(id))
+            .find(|id| !used.contains(id) && !also_used(id))
             .unwrap_or_default();
         used.insert(id.clone());
         ids.map.insert(definition.id.clone(), id);

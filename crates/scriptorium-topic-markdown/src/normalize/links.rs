@@ -21,11 +21,12 @@ pub fn rewrite_links<L: SourceLookup>(
     sources: &SourceResolver<L>,
 ) -> bool {
     let homes = homes(units);
+    let home = |id: &str| homes.get(id).copied();
     let mut changed = false;
     for (path, bytes) in files.iter_mut() {
         let Ok(text) = std::str::from_utf8(bytes) else { continue };
         let document = TopicDocument::from_text(path, text);
-        if let Some(lines) = rewrite_document(&document, &homes, sources) {
+        if let Some(lines) = rewrite_document(&document, &home, sources) {
             let rendered = render_lines(&lines).into_bytes();
             if rendered != *bytes {
                 *bytes = rendered;
@@ -36,16 +37,16 @@ pub fn rewrite_links<L: SourceLookup>(
     changed
 }
 
-/// [`rewrite_links`] on parsed documents; changed documents are rebuilt.
-pub(crate) fn rewrite_documents<L: SourceLookup>(
+/// [`rewrite_links`] on parsed documents, `home` telling which file holds a unit id;
+/// changed documents are rebuilt.
+pub(crate) fn rewrite_documents<'h, L: SourceLookup>(
     documents: &mut [TopicDocument],
-    units: &[Unit],
+    home: &dyn Fn(&str) -> Option<&'h str>,
     sources: &SourceResolver<L>,
 ) -> bool {
-    let homes = homes(units);
     let mut changed = false;
     for document in documents.iter_mut() {
-        if let Some(lines) = rewrite_document(document, &homes, sources) {
+        if let Some(lines) = rewrite_document(document, home, sources) {
             *document = TopicDocument::from_lines(document.path(), lines);
             changed = true;
         }
@@ -54,14 +55,14 @@ pub(crate) fn rewrite_documents<L: SourceLookup>(
 }
 
 /// Which file holds each unit id.
-fn homes(units: &[Unit]) -> FastMap<&str, &str> {
+pub(crate) fn homes(units: &[Unit]) -> FastMap<&str, &str> {
     units.iter().map(|u| (u.memory_id.as_str(), u.path.as_str())).collect()
 }
 
 /// The document's lines with canonical links, or `None` when nothing changes.
-fn rewrite_document<L: SourceLookup>(
+fn rewrite_document<'h, L: SourceLookup>(
     document: &TopicDocument,
-    homes: &FastMap<&str, &str>,
+    home: &dyn Fn(&str) -> Option<&'h str>,
     sources: &SourceResolver<L>,
 ) -> Option<Vec<String>> {
     let path = document.path();
@@ -97,7 +98,7 @@ fn rewrite_document<L: SourceLookup>(
             ItemKind::Paragraph(_) => {
                 for index in item.start..item.end {
                     let line = document.lines().get(index).map(String::as_str).unwrap_or_default();
-                    if let Some(new) = rewrite_block_links(line, path, homes) {
+                    if let Some(new) = rewrite_block_links(line, path, home) {
                         replacements.push((index, new));
                     }
                 }
@@ -119,7 +120,7 @@ fn rewrite_document<L: SourceLookup>(
 
 /// The line with each block link's path replaced by the path of the file holding its
 /// target, or `None` when nothing changes.
-fn rewrite_block_links(line: &str, path: &str, homes: &FastMap<&str, &str>) -> Option<String> {
+fn rewrite_block_links<'h>(line: &str, path: &str, home: &dyn Fn(&str) -> Option<&'h str>) -> Option<String> {
     // Every block link holds `#^`; most lines have none.
     if !line.contains("#^") {
         return None;
@@ -131,7 +132,7 @@ fn rewrite_block_links(line: &str, path: &str, homes: &FastMap<&str, &str>) -> O
     let mut out = String::with_capacity(line.len());
     let mut at = 0;
     for link in found {
-        let Some(home) = homes.get(link.target) else { continue };
+        let Some(home) = home(link.target) else { continue };
         let current = line.get(link.path_start..link.path_end).unwrap_or_default();
         let wanted = quote_link_path(&relpath(home, dirname(path)));
         if current == wanted {

@@ -2,16 +2,17 @@
 //! recovery, written once so that both do exactly the same idempotent steps.
 //!
 //! For each entry: if its staged copy is still in the journal, verify its hash and rename
-//! it over the destination; if it is gone, it was installed already. A delete removes the
+//! it over the destination; if it is gone, it was installed already (recovery decides
+//! before calling this whether a missing staged file means that). A delete removes the
 //! destination only while it still holds the old bytes. Then every directory that holds
-//! an entry is synced, and the journal is un-committed durably before it is removed, so a
-//! finished journal can never be replayed over a later transaction.
+//! an entry is synced, and the journal is retired by unlinking its `COMMITTED`.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use super::manifest::{Manifest, sha256, staged_name};
-use super::{COMMITTED, QUARANTINE_DIR, check_parents, io_error};
+use super::layout::{Journal, Layout};
+use super::manifest::{Manifest, sha256};
+use super::{QUARANTINE_DIR, check_parents, io_error};
 use crate::error::{Error, ErrorCode};
 use crate::vfs::{FileKind, Vfs, create_dir_all, kind_of, remove_tree};
 
@@ -24,7 +25,8 @@ pub(super) enum Phase {
 }
 
 /// The error for a journal whose content contradicts its manifest.
-pub(super) fn damaged(journal: &Path, why: &str) -> Error {
+pub(super) fn damaged(journal: &Journal, why: &str) -> Error {
+    let journal = journal.committed();
     Error::new(ErrorCode::Io, format!("damaged transaction journal: {why}"))
         .with_path(journal.display().to_string())
         .with_detail("journal", journal.display().to_string())
@@ -35,7 +37,7 @@ pub(super) fn damaged(journal: &Path, why: &str) -> Error {
 pub(super) fn roll_forward<V: Vfs + ?Sized>(
     vfs: &V,
     runtime_dir: &str,
-    journal: &Path,
+    journal: &Journal,
     manifest: &Manifest,
     phase: Phase,
 ) -> Result<(), Error> {
@@ -58,7 +60,7 @@ pub(super) fn roll_forward<V: Vfs + ?Sized>(
         let parent = dest.parent().unwrap_or_else(|| Path::new("")).to_path_buf();
         match entry.new {
             Some(new) => {
-                let staged = journal.join(staged_name(index));
+                let staged = journal.staged(index);
                 if kind_of(vfs, &staged).map_err(io_error(&staged))? == Some(FileKind::File) {
                     let bytes = vfs.read(&staged).map_err(io_error(&staged))?;
                     if sha256(&bytes) != new {
@@ -106,7 +108,7 @@ pub(super) fn roll_forward<V: Vfs + ?Sized>(
 fn set_aside_foreign<V: Vfs + ?Sized>(
     vfs: &V,
     runtime_dir: &str,
-    journal: &Path,
+    journal: &Journal,
     dest: &Path,
     old: Option<[u8; 32]>,
     new: [u8; 32],
@@ -118,22 +120,37 @@ fn set_aside_foreign<V: Vfs + ?Sized>(
     if Some(current) == old || current == new {
         return Ok(());
     }
-    let journal_name = journal.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
-    let target = Path::new(runtime_dir).join(QUARANTINE_DIR).join(format!("txn-{journal_name}")).join(dest);
+    let target = Path::new(runtime_dir).join(QUARANTINE_DIR).join(format!("txn-{}", journal.id())).join(dest);
     let target_parent = target.parent().unwrap_or_else(|| Path::new(""));
     create_dir_all(vfs, target_parent).map_err(io_error(target_parent))?;
     vfs.rename(dest, &target).map_err(io_error(dest))?;
     vfs.sync_dir(target_parent).map_err(io_error(target_parent))
 }
 
-/// Retire a rolled-forward journal: remove `COMMITTED` and sync the journal directory
-/// (from then on it can never be replayed), then remove the rest. Failing to remove the
-/// rest is harmless, since an uncommitted journal is deleted by the next recovery.
-pub(super) fn finish<V: Vfs + ?Sized>(vfs: &V, journal: &Path) -> Result<(), Error> {
-    let committed = journal.join(COMMITTED);
+/// Retire a rolled-forward journal by unlinking its `COMMITTED`; every target is in place
+/// and its directory synced, so nothing is left to redo.
+///
+/// Flat layout: the unlink is synced only when `sync` is set. An install leaves it
+/// unsynced unless its manifest deletes a file: until the next sync of `txn/` (which every
+/// install does before it touches a target) a power loss may bring the journal back, and
+/// replaying it is harmless: every staged file is gone, so no target is written, and
+/// recovery leaves a target whose bytes differ alone. A delete is the exception: a
+/// resurrected journal could not tell a pending delete from a file recreated later with
+/// the old bytes, so a manifest with a delete pays the sync.
+///
+/// Old directory layout: the unlink is synced, then the rest of the directory removed;
+/// failing to remove the rest is harmless, since an uncommitted journal is deleted by
+/// the next recovery.
+pub(super) fn retire<V: Vfs + ?Sized>(vfs: &V, journal: &Journal, sync: bool) -> Result<(), Error> {
+    let committed = journal.committed();
     vfs.remove_file(&committed).map_err(io_error(&committed))?;
-    vfs.sync_dir(journal).map_err(io_error(journal))?;
+    let dir = journal.dir();
+    if sync || journal.layout() == Layout::Directory {
+        vfs.sync_dir(&dir).map_err(io_error(&dir))?;
+    }
     crate::crashpoint!("cleanup.uncommitted");
-    let _ = remove_tree(vfs, journal);
+    if journal.layout() == Layout::Directory {
+        let _ = remove_tree(vfs, &dir);
+    }
     Ok(())
 }

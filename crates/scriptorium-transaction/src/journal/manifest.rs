@@ -1,6 +1,7 @@
 //! The journal manifest: one entry per changed file with its path, the SHA-256 of the
 //! bytes it replaces (or none for a new file) and of the bytes it installs (or none for a
-//! delete). Entry `k` with new bytes has its staged copy in `<k>.staged` beside it.
+//! delete). Entry `k` with new bytes has its staged copy `<k>.staged` beside it (named
+//! as `layout.rs` says).
 
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
@@ -63,6 +64,11 @@ fn optional_hash(value: Option<&Value>) -> Option<Option<Hash>> {
 }
 
 impl Manifest {
+    /// Whether an entry deletes a file.
+    pub(crate) fn has_delete(&self) -> bool {
+        self.entries.iter().any(|entry| entry.new.is_none())
+    }
+
     /// The manifest as JSON, one line.
     pub(crate) fn to_bytes(&self) -> Vec<u8> {
         let entries: Vec<Value> = self

@@ -8,7 +8,7 @@ use std::path::Path;
 use super::*;
 use crate::revision::{RUNTIME_DIR, revision};
 use crate::test_support::{TempDir, write_tree};
-use crate::vfs::RealVfs;
+use crate::vfs::{RealVfs, SimVfs};
 
 const RT: &str = RUNTIME_DIR;
 
@@ -125,22 +125,28 @@ fn a_failed_precommit_check_abandons_the_journal() {
     assert!(journals(temp.path()).is_empty());
 }
 
-/// A journal as a crashed install leaves it: staged files, and COMMITTED or MANIFEST.
 /// One journal entry as a test writes it: path, old bytes, new bytes.
 type TestEntry<'a> = (&'a str, Option<&'a [u8]>, Option<&'a [u8]>);
 
-fn leave_journal(root: &Path, id: &str, entries: &[TestEntry<'_>], commit: bool) {
-    let journal = root.join(RT).join(TXN_DIR).join(id);
-    std::fs::create_dir_all(&journal).expect("journal dir");
+/// A journal as a crashed install leaves it, in `layout`: staged files, and COMMITTED or
+/// MANIFEST. Returns it, to name its files.
+fn leave(root: &Path, id: &str, entries: &[TestEntry<'_>], commit: bool, layout: Layout) -> Journal {
+    let journal = Journal::new(&root.join(RT).join(TXN_DIR), id, layout);
+    std::fs::create_dir_all(journal.dir()).expect("journal dir");
     let mut manifest = Manifest::default();
     for (index, (path, old, new)) in entries.iter().enumerate() {
         if let Some(new) = new {
-            std::fs::write(journal.join(staged_name(index)), new).expect("staged");
+            std::fs::write(journal.staged(index), new).expect("staged");
         }
         manifest.entries.push(Entry { path: (*path).to_owned(), old: old.map(sha256), new: new.map(sha256) });
     }
-    let name = if commit { COMMITTED } else { MANIFEST };
-    std::fs::write(journal.join(name), manifest.to_bytes()).expect("manifest");
+    let name = if commit { journal.committed() } else { journal.manifest() };
+    std::fs::write(name, manifest.to_bytes()).expect("manifest");
+    journal
+}
+
+fn leave_journal(root: &Path, id: &str, entries: &[TestEntry<'_>], commit: bool) -> Journal {
+    leave(root, id, entries, commit, Layout::Flat)
 }
 
 #[test]
@@ -148,7 +154,7 @@ fn recovery_rolls_a_committed_journal_forward_once() {
     let temp = base("journal-recover");
     // Crashed after the first rename: a.md installed, b.md's delete and c.md pending.
     std::fs::write(temp.path().join("topics/a.md"), b"a2\n").expect("installed");
-    leave_journal(
+    let journal = leave_journal(
         temp.path(),
         "0001",
         &[
@@ -158,7 +164,7 @@ fn recovery_rolls_a_committed_journal_forward_once() {
         ],
         true,
     );
-    std::fs::remove_file(temp.path().join(RT).join(TXN_DIR).join("0001").join(staged_name(0))).expect("renamed");
+    std::fs::remove_file(temp.path().join(journal.staged(0))).expect("renamed");
     leave_journal(temp.path(), "0002", &[("topics/a.md", Some(b"a2\n"), Some(b"never\n"))], false);
     let vfs = RealVfs::new(temp.path());
     let report = recover(&vfs, RT).expect("recover");
@@ -176,13 +182,13 @@ fn recovery_refuses_a_damaged_journal_and_changes_nothing() {
     let temp = base("journal-damaged");
     let vfs = RealVfs::new(temp.path());
     let before = revision(&vfs, RT).expect("rev");
-    leave_journal(temp.path(), "0001", &[("topics/a.md", Some(b"a\n"), Some(b"a2\n"))], true);
-    std::fs::write(temp.path().join(RT).join(TXN_DIR).join("0001").join(staged_name(0)), b"bit rot").expect("rot");
+    let journal = leave_journal(temp.path(), "0001", &[("topics/a.md", Some(b"a\n"), Some(b"a2\n"))], true);
+    std::fs::write(temp.path().join(journal.staged(0)), b"bit rot").expect("rot");
     let error = recover(&vfs, RT).expect_err("damaged");
     assert_eq!((error.code(), error.details().get("damaged")), (ErrorCode::Io, Some(&serde_json::Value::Bool(true))));
     assert_eq!(revision(&vfs, RT).expect("rev"), before);
 
-    std::fs::write(temp.path().join(RT).join(TXN_DIR).join("0001").join(COMMITTED), b"{not json").expect("rot");
+    std::fs::write(temp.path().join(journal.committed()), b"{not json").expect("rot");
     assert_eq!(recover(&vfs, RT).expect_err("damaged").code(), ErrorCode::Io);
     assert_eq!(revision(&vfs, RT).expect("rev"), before);
 }
@@ -197,6 +203,115 @@ fn bytes_edited_outside_the_lock_after_a_crash_go_to_quarantine() {
     assert_eq!(read(temp.path(), "topics/a.md").as_deref(), Some(&b"a2\n"[..]));
     let kept = temp.path().join(RT).join(QUARANTINE_DIR).join("txn-0001/topics/a.md");
     assert_eq!(std::fs::read(kept).expect("quarantined"), b"hand edit\n");
+}
+
+#[test]
+fn install_stages_flat_files_in_txn() {
+    let temp = base("journal-flat");
+    let vfs = RealVfs::new(temp.path());
+    let seen = std::cell::RefCell::new(Vec::new());
+    let look = || {
+        seen.borrow_mut().extend(journals(temp.path()));
+        Ok(())
+    };
+    let installed =
+        install(&vfs, RT, &changes(&[("topics/a.md", Some(b"a2\n")), ("topics/b.md", None)]), &look).expect("install");
+    let id = installed.journal.expect("journal id");
+    let mut seen = seen.into_inner();
+    seen.sort();
+    assert_eq!(seen, [format!("{id}.0.staged"), format!("{id}.MANIFEST")]);
+    assert!(journals(temp.path()).is_empty());
+}
+
+/// The `fsync`s of one install on the simulation, by kind: (files, directories).
+fn syncs_of(vfs: &SimVfs, changes: &Changes) -> (usize, usize) {
+    vfs.checkpoint();
+    install(vfs, RT, changes, &ok).expect("install");
+    let trace = vfs.describe_trace();
+    let count = |kind: &str| trace.iter().filter(|op| op.starts_with(kind)).count();
+    (count("SyncFile"), count("SyncDir"))
+}
+
+#[test]
+fn an_install_of_f_files_costs_at_most_f_plus_4_fsyncs() {
+    let vfs = SimVfs::from_files([("topics/a.md", &b"a\n"[..]), ("core.md", b"core\n"), ("topics/b.md", b"b\n")])
+        .expect("sim");
+    vfs.put_dir(Path::new(".scriptorium/txn")).expect("txn");
+    // F = 1: the staged file and the manifest, `txn/`, `topics/`.
+    assert_eq!(syncs_of(&vfs, &changes(&[("topics/a.md", Some(b"a2\n"))])), (2, 2));
+    // F = 2 in two directories: two staged files and the manifest, `txn/`, `topics/`, the root.
+    assert_eq!(syncs_of(&vfs, &changes(&[("topics/a.md", Some(b"a3\n")), ("core.md", Some(b"c2\n"))])), (3, 3));
+    // A delete stages nothing, and pays for the synced retirement instead.
+    assert_eq!(syncs_of(&vfs, &changes(&[("topics/a.md", Some(b"a4\n")), ("topics/b.md", None)])), (2, 3));
+}
+
+#[test]
+fn recovery_reads_a_journal_of_the_old_directory_layout() {
+    let temp = base("journal-old-layout");
+    std::fs::write(temp.path().join("topics/a.md"), b"a2\n").expect("installed");
+    let entries: &[TestEntry<'_>] =
+        &[("topics/a.md", Some(b"a\n"), Some(b"a2\n")), ("topics/b.md", Some(b"b\n"), Some(b"b2\n"))];
+    let journal = leave(temp.path(), "0001", entries, true, Layout::Directory);
+    std::fs::remove_file(journal.staged(0)).expect("renamed");
+    leave(temp.path(), "0002", &[("topics/a.md", Some(b"a2\n"), Some(b"never\n"))], false, Layout::Directory);
+    let vfs = RealVfs::new(temp.path());
+    let report = recover(&vfs, RT).expect("recover");
+    assert_eq!((report.rolled_forward, report.discarded), (vec!["0001".to_owned()], vec!["0002".to_owned()]));
+    assert_eq!(read(temp.path(), "topics/a.md").as_deref(), Some(&b"a2\n"[..]));
+    assert_eq!(read(temp.path(), "topics/b.md").as_deref(), Some(&b"b2\n"[..]));
+    assert!(journals(temp.path()).is_empty());
+}
+
+#[test]
+fn a_commit_that_never_reached_the_disk_whole_is_rolled_back() {
+    // Power lost before the sync of `txn/`: COMMITTED survived, staged file 1 did not,
+    // and no target was touched.
+    let temp = base("journal-rollback");
+    let vfs = RealVfs::new(temp.path());
+    let before = revision(&vfs, RT).expect("rev");
+    let entries: &[TestEntry<'_>] = &[
+        ("topics/a.md", Some(b"a\n"), Some(b"a2\n")),
+        ("topics/b.md", Some(b"b\n"), Some(b"b2\n")),
+        ("topics/c.md", None, None),
+    ];
+    let journal = leave_journal(temp.path(), "0001", entries, true);
+    std::fs::remove_file(journal.staged(1)).expect("lost");
+    let report = recover(&vfs, RT).expect("recover");
+    assert_eq!((report.rolled_forward.len(), report.discarded), (0, vec!["0001".to_owned()]));
+    assert_eq!(revision(&vfs, RT).expect("rev"), before);
+    assert!(journals(temp.path()).is_empty());
+}
+
+#[test]
+fn replaying_a_retired_journal_writes_no_target() {
+    // A journal whose unlink was lost to a power loss, after hand edits: a.md was edited
+    // again, c.md was recreated after the install deleted it. Neither may be touched.
+    let temp = base("journal-replay");
+    std::fs::write(temp.path().join("topics/a.md"), b"hand edit\n").expect("edit");
+    std::fs::write(temp.path().join("topics/b.md"), b"b2\n").expect("installed");
+    std::fs::write(temp.path().join("topics/c.md"), b"c\n").expect("recreated");
+    let entries: &[TestEntry<'_>] = &[
+        ("topics/a.md", Some(b"a\n"), Some(b"a2\n")),
+        ("topics/b.md", Some(b"b\n"), Some(b"b2\n")),
+        ("topics/c.md", Some(b"c\n"), None),
+    ];
+    for (id, installed_b) in [("0001", true), ("0002", false)] {
+        if !installed_b {
+            std::fs::write(temp.path().join("topics/b.md"), b"edited too\n").expect("edit");
+        }
+        let journal = leave_journal(temp.path(), id, entries, true);
+        for index in 0..2 {
+            std::fs::remove_file(journal.staged(index)).expect("installed long ago");
+        }
+        let vfs = RealVfs::new(temp.path());
+        let report = recover(&vfs, RT).expect("recover");
+        // With b.md still installed the journal is known to be complete; with every
+        // target edited it cannot be told from a lost commit and is dropped.
+        assert_eq!(report.rolled_forward.is_empty(), !installed_b, "{id}");
+        assert_eq!(read(temp.path(), "topics/a.md").as_deref(), Some(&b"hand edit\n"[..]), "{id}");
+        assert!(journals(temp.path()).is_empty(), "{id}");
+    }
+    assert_eq!(read(temp.path(), "topics/b.md").as_deref(), Some(&b"edited too\n"[..]));
 }
 
 /// The tree a reference install was moving between: `old` in the backup or in place.

@@ -84,3 +84,62 @@ fn a_symbolic_link_in_place_of_the_lock_file_is_refused() {
     assert_eq!(error.code(), ErrorCode::PathOutsideWorkspace);
     assert!(!target.exists(), "nothing was created through the link");
 }
+
+#[test]
+fn an_acquirer_that_is_not_queued_yields_to_a_live_waiter_even_when_the_lock_is_free() {
+    let temp = TempDir::new("lock-yield");
+    let waiter = queue::Ticket::join(temp.path()).expect("join").expect("no race");
+    for timeout in [Duration::ZERO, Duration::from_millis(60)] {
+        let error = WriteLock::acquire(temp.path(), timeout).expect_err("a waiter is queued");
+        assert_eq!(error.code(), ErrorCode::ConcurrentUpdate);
+        assert_eq!(error.details().get("lock").and_then(|v| v.as_str()), Some(LOCK_FILE));
+    }
+    let queue = temp.path().join(queue::QUEUE_DIR);
+    assert_eq!(std::fs::read_dir(&queue).expect("list").count(), 1, "the timed-out acquirer left no entry");
+    drop(waiter);
+    assert!(!queue.exists());
+    WriteLock::acquire(temp.path(), Duration::ZERO).expect("free, nobody waiting");
+    assert!(!queue.exists(), "an uncontended acquire does not create the queue");
+}
+
+#[test]
+fn a_busy_lock_queues_the_acquirer_and_it_leaves_on_acquire() {
+    let temp = TempDir::new("lock-queue-leave");
+    let held = WriteLock::acquire(temp.path(), Duration::ZERO).expect("free lock");
+    let path = temp.path().to_path_buf();
+    let waiter = std::thread::spawn(move || WriteLock::acquire(&path, Duration::from_secs(10)).map(|_| ()));
+    let queue = temp.path().join(queue::QUEUE_DIR);
+    let started = Instant::now();
+    while std::fs::read_dir(&queue).map_or(0, |listing| listing.count()) == 0 {
+        assert!(started.elapsed() < Duration::from_secs(10), "the waiter never queued");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    drop(held);
+    waiter.join().expect("thread").expect("acquired after release");
+    assert!(!queue.exists(), "the waiter left the queue and removed it");
+}
+
+#[test]
+fn something_planted_in_place_of_the_queue_is_never_followed_and_does_not_stop_the_lock() {
+    for planted_link in [true, false] {
+        let temp = TempDir::new("lock-planted-queue");
+        let elsewhere = temp.path().join("elsewhere");
+        std::fs::create_dir(&elsewhere).expect("mkdir");
+        let dead_entry = elsewhere.join(format!("{:020}-1-dead", 0));
+        std::fs::write(&dead_entry, b"").expect("write");
+        let queue = temp.path().join(queue::QUEUE_DIR);
+        if planted_link {
+            std::os::unix::fs::symlink(&elsewhere, &queue).expect("link");
+        } else {
+            std::fs::write(&queue, b"").expect("write");
+        }
+
+        let held = WriteLock::acquire(temp.path(), Duration::ZERO).expect("a free lock is still taken");
+        let error = WriteLock::acquire(temp.path(), Duration::from_millis(30)).expect_err("held");
+        assert_eq!(error.code(), ErrorCode::ConcurrentUpdate);
+        drop(held);
+        WriteLock::acquire(temp.path(), Duration::ZERO).expect("free again");
+        assert!(dead_entry.exists(), "nothing was removed through the link");
+        assert_eq!(std::fs::read_dir(&elsewhere).expect("list").count(), 1, "nothing was created through it");
+    }
+}

@@ -16,6 +16,10 @@ use crate::error::Error;
 use crate::journal::io_error;
 use crate::vfs::{FileKind, Vfs};
 
+mod committed;
+
+pub(crate) use self::committed::{CommittedCache, normalize_stage};
+
 /// The top-level derived files the derive step may rewrite.
 pub(crate) const DERIVED_FILES: [&str; 4] = ["core.md", "recent_events.jsonl", "relations.json", "commitments.jsonl"];
 

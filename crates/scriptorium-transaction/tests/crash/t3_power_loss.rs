@@ -4,15 +4,17 @@
 //! I1 (the revision is the before- or after-state), the durable ack (a crash after
 //! `install` returned gives the after-state), I4 (no journal left), and recovery of a
 //! crash *during* recovery (it must reach the same state). Two back-to-back installs check
-//! that a finished journal is never replayed over a later transaction. The reference's
-//! `-block-backup` leftovers are recovered the same way.
+//! that a finished journal is never replayed over a later transaction, nor, when a power
+//! loss brings it back, over hand edits made since (a changed file, a deleted file
+//! recreated with its old bytes). The reference's `-block-backup` leftovers and journals
+//! of the older directory layout are recovered the same way.
 //!
 //! Default ≥ 10,000 states; `SCRIPTORIUM_T3_STATES=n` or `SCRIPTORIUM_SOAK=1` (10⁶).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use scriptorium_transaction::{Changes, SimVfs, install, recover, revision};
+use scriptorium_transaction::{Changes, SimVfs, TXN_DIR, install, recover, revision, write_atomic};
 
 use crate::ensure;
 use crate::support::{Outcome, RT, Rng, SCENARIOS, read_tree, scenario_changes, sim_clean, sim_tree, tx_base};
@@ -209,6 +211,61 @@ pub(crate) fn run() -> Outcome {
     sweep(&sim, per_prefix_pair, &mut rng, "two installs", allowed, &mut tally)?;
     restarts += restart_sweep(&sim, "two installs", allowed, rounds, &mut rng, &mut tally)?;
 
+    // Hand edits after an install returned, made durable the careful way: a power loss
+    // may bring back the finished journal (its unlink is synced only by the next install
+    // or for a delete), and replaying it must leave the edits alone.
+    for (scenario, path, edit) in [
+        ("edit-topic", "topics/prefs.md", None),
+        ("delete-topic", "topics/people/mei.md", None),
+        ("edit-topic", "topics/prefs.md", Some(&b"edited by hand after the install\n"[..])),
+    ] {
+        let sim = base();
+        let old = scriptorium_transaction::Vfs::read(&sim, Path::new(path)).map_err(|e| e.to_string())?;
+        let changes = scenario_changes(scenario, &sim);
+        sim.checkpoint();
+        install(&sim, RT, &changes, &ok).map_err(|e| format!("{scenario}: {e}"))?;
+        // Without an edit given: put the old bytes back (undoing the transaction's change
+        // to that file by hand, as `git checkout` would).
+        write_atomic(&sim, Path::new(path), edit.unwrap_or(&old)).map_err(|e| e.to_string())?;
+        let edited = rev(&sim.live_copy());
+        let what = format!("{scenario}, then {path} edited by hand");
+        let end = sim.trace_len();
+        for _ in 0..per_prefix.max(50) {
+            check_state(&sim, end, rng.next(), &[&edited], &what, &mut tally)?;
+        }
+    }
+
+    // A committed journal of the older layout (`txn/<id>/`), one file already installed.
+    {
+        let sim = base();
+        let changes = scenario_changes("edit-topic", &sim);
+        let journal = Path::new(RT).join(TXN_DIR).join("0000000000000000000000001-00000001");
+        let mut manifest = Vec::new();
+        for (index, (path, bytes)) in changes.iter().enumerate() {
+            let bytes = bytes.as_deref().ok_or("edit-topic deletes nothing")?;
+            let old = scriptorium_transaction::Vfs::read(&sim, Path::new(path)).map_err(|e| e.to_string())?;
+            manifest.push(format!(r#"{{"path":"{path}","old":"{}","new":"{}"}}"#, sha256_hex(&old), sha256_hex(bytes)));
+            sim.put_file(&journal.join(format!("{index}.staged")), bytes).map_err(|e| e.to_string())?;
+        }
+        let (first, bytes) = changes.iter().next().ok_or("no change")?;
+        sim.put_file(Path::new(first), bytes.as_deref().unwrap_or_default()).map_err(|e| e.to_string())?;
+        scriptorium_transaction::Vfs::remove_file(&sim, &journal.join("0.staged")).map_err(|e| e.to_string())?;
+        let manifest = format!(r#"{{"format":"scriptorium-txn-v1","entries":[{}]}}"#, manifest.join(","));
+        sim.put_file(&journal.join("COMMITTED"), manifest.as_bytes()).map_err(|e| e.to_string())?;
+        sim.checkpoint();
+        let live = sim.live_copy();
+        recover(&live, RT).map_err(|e| format!("old layout: {e}"))?;
+        let expected = rev(&live);
+        let after = base();
+        for (path, bytes) in &changes {
+            after.put_file(Path::new(path), bytes.as_deref().unwrap_or_default()).map_err(|e| e.to_string())?;
+        }
+        ensure!(expected == rev(&after), "old layout: the journal was not rolled forward");
+        recover(&sim, RT).map_err(|e| format!("old layout: {e}"))?;
+        sweep(&sim, per_prefix.max(20), &mut rng, "old layout", |_| vec![expected.clone()], &mut tally)?;
+        restarts += restart_sweep(&sim, "old layout", |_| vec![expected.clone()], rounds, &mut rng, &mut tally)?;
+    }
+
     // The reference's interrupted install (rolled back to the old tree) and its
     // completed one (kept), recovered under power loss.
     for (label, keep_new) in [("reference backup, interrupted", false), ("reference backup, completed", true)] {
@@ -240,4 +297,10 @@ pub(crate) fn run() -> Outcome {
         "{} power-loss states ({} torn writes, {} dropped operations; {} of them after {restarts} process restarts) + {} power losses during recovery; {} landed on the after-state",
         tally.states, tally.torn, tally.dropped, tally.after_restart, tally.nested, tally.after
     ))
+}
+
+/// A SHA-256 in lowercase hex, as journal manifests write it.
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes).iter().map(|byte| format!("{byte:02x}")).collect()
 }

@@ -3,7 +3,8 @@
 //! while 2 reader processes watch the log. Checked: no lost update (the log holds every
 //! writer's lines 0..199 in order, exactly once), failures only `CONCURRENT_UPDATE`
 //! (anything else makes a child exit non-zero), every timeout retried successfully, no
-//! deadlock (120 s watchdog), and readers never see a torn log. Reports the p99 lock wait.
+//! deadlock (120 s watchdog), readers never see a torn log, and the lock's waiting line
+//! is gone at the end (no entry, no directory left). Reports the p99 lock wait.
 //! `SCRIPTORIUM_T5_WRITERS` / `SCRIPTORIUM_T5_TXNS` (soak: 32 × 1,000) change the size.
 
 use std::io::Read;
@@ -98,6 +99,9 @@ pub(crate) fn run() -> Outcome {
             std::fs::read_to_string(root.join(format!("topics/writers/{writer}.md"))).map_err(|e| e.to_string())?;
         ensure!(own == format!("{writer} {}\n", txns - 1), "writer {writer}'s own file is {own:?}");
     }
+
+    let queue = root.join(crate::support::RT).join("lock-queue");
+    ensure!(!queue.exists(), "the lock queue was left behind: {:?}", std::fs::read_dir(&queue).map(|l| l.count()));
 
     let (mut busy, mut stale, mut p99) = (0u64, 0u64, 0u64);
     for summary in &summaries {

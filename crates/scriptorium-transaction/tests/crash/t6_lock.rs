@@ -1,12 +1,17 @@
 //! T6: lock semantics across real processes. A SIGKILLed (or aborted) holder frees the
 //! lock at once; a lock file deleted or replaced while held lets a second process lock
 //! the new file, but the first then fails `verify`, which install calls before its
-//! commit point, so at most one of them can commit; and the lock interoperates with the
+//! commit point, so at most one of them can commit; the lock interoperates with the
 //! Python reference's `fcntl.flock` in both directions while ignoring `fcntl.lockf`.
+//! The waiting line: waiters get the lock in the order they queued, even against a
+//! releaser that re-locks at once; a SIGKILLed waiter's entry blocks nobody; a timeout
+//! is still `CONCURRENT_UPDATE` and leaves no entry; a plain `flock` holder that ignores
+//! the queue (as the reference does) still excludes every waiter.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use scriptorium_transaction::crashpoint::ENV;
@@ -19,7 +24,8 @@ use crate::support::{Outcome, RT, Scratch, aborted, child};
 struct Holder {
     process: Child,
     stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
+    /// Its stdout, line by line, read by a thread so that a wait can time out.
+    lines: Receiver<String>,
 }
 
 impl Holder {
@@ -35,7 +41,15 @@ impl Holder {
         let mut process = command.stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().map_err(|e| e.to_string())?;
         let stdin = process.stdin.take().ok_or("no stdin")?;
         let stdout = BufReader::new(process.stdout.take().ok_or("no stdout")?);
-        Ok(Holder { process, stdin, stdout })
+        let (send, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in stdout.lines().map_while(Result::ok) {
+                if send.send(line.trim().to_owned()).is_err() {
+                    break;
+                }
+            }
+        });
+        Ok(Holder { process, stdin, lines })
     }
 
     fn wait_locked(&mut self) -> Result<(), String> {
@@ -44,10 +58,23 @@ impl Holder {
         Ok(())
     }
 
+    /// The next line; a child that says nothing for 30 s is stuck.
     fn line(&mut self) -> Result<String, String> {
-        let mut line = String::new();
-        self.stdout.read_line(&mut line).map_err(|e| e.to_string())?;
-        Ok(line.trim().to_owned())
+        self.line_within(Duration::from_secs(30))?.ok_or_else(|| format!("holder {} said nothing", self.process.id()))
+    }
+
+    /// The next line if one comes within `limit`.
+    fn line_within(&mut self, limit: Duration) -> Result<Option<String>, String> {
+        match self.lines.recv_timeout(limit) {
+            Ok(line) => Ok(Some(line)),
+            Err(RecvTimeoutError::Timeout) => Ok(None),
+            Err(RecvTimeoutError::Disconnected) => Err(format!("holder {} closed its output", self.process.id())),
+        }
+    }
+
+    /// Whether the child has said anything yet (without waiting).
+    fn is_silent(&mut self) -> Result<bool, String> {
+        Ok(self.line_within(Duration::ZERO)?.is_none())
     }
 
     fn ask(&mut self, question: &str) -> Result<String, String> {
@@ -60,6 +87,16 @@ impl Holder {
         let status = self.process.wait().map_err(|e| e.to_string())?;
         ensure!(status.success(), "holder exited with {status}");
         Ok(())
+    }
+}
+
+impl Drop for Holder {
+    /// A case that failed half-way must not leave a child holding or waiting.
+    fn drop(&mut self) {
+        if matches!(self.process.try_wait(), Ok(None)) {
+            let _ = self.process.kill();
+            let _ = self.process.wait();
+        }
     }
 }
 
@@ -144,10 +181,13 @@ pub(crate) fn run() -> Outcome {
         cases += 1;
     }
 
-    // 6–9. Python's fcntl.flock, both directions; lockf is a different lock.
+    let queue_cases = queue_cases(root)?;
+    cases += queue_cases;
+
+    // Python's fcntl.flock, both directions; lockf is a different lock.
     let Some(python) = python() else {
         return Ok(format!(
-            "{cases} cases (python3 not found: flock interop skipped); worst unlock-to-acquire {worst:?}"
+            "{cases} cases, {queue_cases} on the waiting line (python3 not found: flock interop skipped); worst unlock-to-acquire {worst:?}"
         ));
     };
     let holder = python_holder(python, root, "fcntl.flock(f, fcntl.LOCK_EX)")?;
@@ -189,5 +229,156 @@ pub(crate) fn run() -> Outcome {
     holder.release()?;
     cases += 1;
 
-    Ok(format!("{cases} cases, including 4 against Python fcntl; worst unlock-to-acquire {worst:?}"))
+    Ok(format!(
+        "{cases} cases, including 4 against Python fcntl and {queue_cases} on the waiting line; worst unlock-to-acquire {worst:?}"
+    ))
+}
+
+/// The queue directory (`lock.rs`'s `lock-queue`).
+fn queue_dir(root: &Path) -> std::path::PathBuf {
+    root.join(RT).join("lock-queue")
+}
+
+/// The process ids of the queue's entries (`<ticket>-<pid>-<random>`), in queue order.
+fn queued_pids(root: &Path) -> Result<Vec<u32>, String> {
+    let listing = match std::fs::read_dir(queue_dir(root)) {
+        Ok(listing) => listing,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(error) => return Err(error.to_string()),
+    };
+    let mut names: Vec<String> = listing
+        .map(|entry| entry.map(|e| e.file_name().to_string_lossy().into_owned()))
+        .collect::<Result<_, _>>()
+        .map_err(|e| e.to_string())?;
+    names.sort();
+    names
+        .iter()
+        .map(|name| name.split('-').nth(1).and_then(|pid| pid.parse().ok()).ok_or(format!("bad entry {name:?}")))
+        .collect()
+}
+
+/// Wait until the queue holds exactly `pids`, in that order.
+fn wait_queued(root: &Path, pids: &[u32]) -> Result<(), String> {
+    let started = Instant::now();
+    loop {
+        let queued = queued_pids(root)?;
+        if queued == pids {
+            return Ok(());
+        }
+        ensure!(started.elapsed() < Duration::from_secs(10), "the queue holds {queued:?}, expected {pids:?}");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// Start `n` holder processes one after the other, each queued before the next starts
+/// (the lock is held elsewhere).
+fn queue_holders(root: &Path, n: usize) -> Result<Vec<Holder>, String> {
+    let mut holders: Vec<Holder> = Vec::new();
+    for _ in 0..n {
+        holders.push(Holder::start(child("hold", root))?);
+        let pids: Vec<u32> = holders.iter().map(|holder| holder.process.id()).collect();
+        wait_queued(root, &pids)?;
+    }
+    Ok(holders)
+}
+
+/// Wait until `holder` says it holds the lock.
+fn wait_turn(holder: &mut Holder, what: &str) -> Result<(), String> {
+    let said = holder.line_within(Duration::from_secs(10))?;
+    ensure!(said.as_deref() == Some("locked"), "{what} did not get the lock: it said {said:?}");
+    Ok(())
+}
+
+/// The waiting line across processes; returns the number of cases.
+fn queue_cases(root: &Path) -> Result<usize, String> {
+    let me = std::process::id();
+
+    // 1. FIFO hand-off: three processes queue behind our lock; we release and re-lock at
+    // once, as a writer in a tight loop does. Each gets the lock in the order it queued,
+    // and we only after the third (plain flock polling lets the re-locker win).
+    let lock = acquire(root, Duration::ZERO).map_err(|e| format!("free lock: {e}"))?;
+    let mut holders = queue_holders(root, 3)?;
+    let pids: Vec<u32> = holders.iter().map(|holder| holder.process.id()).collect();
+    let (got, relocked) = mpsc::channel();
+    let (release, released) = mpsc::channel::<()>();
+    let relocker = {
+        let root = root.to_path_buf();
+        std::thread::spawn(move || {
+            drop(lock);
+            let again = acquire(&root, Duration::from_secs(30)).map_err(|e| e.to_string());
+            let _ = got.send(again.as_ref().map(|_| ()).map_err(Clone::clone));
+            // Hold it until told, so that a re-locker that jumped the line keeps the
+            // others out and the case fails.
+            let _ = released.recv();
+        })
+    };
+    for (turn, mut holder) in holders.drain(..).enumerate() {
+        wait_turn(&mut holder, &format!("waiter {turn}"))?;
+        ensure!(relocked.try_recv().is_err(), "the re-locking writer jumped ahead of waiter {turn}");
+        let behind: Vec<u32> = pids.iter().skip(turn + 1).copied().chain([me]).collect();
+        wait_queued(root, &behind)?;
+        holder.release()?;
+    }
+    let again = relocked.recv_timeout(Duration::from_secs(10)).map_err(|e| format!("the re-locker: {e}"))?;
+    again.map_err(|e| format!("the re-locker failed: {e}"))?;
+    ensure!(queued_pids(root)?.is_empty(), "entries left: {:?}", queued_pids(root)?);
+    let _ = release.send(());
+    relocker.join().map_err(|_| "the re-locking thread panicked")?;
+    ensure!(!queue_dir(root).exists(), "the empty queue directory was left behind");
+
+    // 2. A SIGKILLed waiter leaves its entry, unlocked; it blocks neither the waiter
+    // behind it (which removes it on its next look) nor an acquirer that is not queued.
+    let lock = acquire(root, Duration::ZERO).map_err(|e| format!("free lock: {e}"))?;
+    let mut holders = queue_holders(root, 2)?;
+    let (mut killed, mut waiter) = (holders.remove(0), holders.remove(0));
+    killed.process.kill().map_err(|e| e.to_string())?;
+    killed.process.wait().map_err(|e| e.to_string())?;
+    wait_queued(root, &[waiter.process.id()])?;
+    drop(lock);
+    wait_turn(&mut waiter, "the waiter behind a killed one")?;
+    wait_queued(root, &[])?;
+    waiter.release()?;
+
+    let lock = acquire(root, Duration::ZERO).map_err(|e| format!("free lock: {e}"))?;
+    let mut killed = queue_holders(root, 1)?.remove(0);
+    killed.process.kill().map_err(|e| e.to_string())?;
+    killed.process.wait().map_err(|e| e.to_string())?;
+    ensure!(queued_pids(root)? == [killed.process.id()], "the killed waiter's entry went: {:?}", queued_pids(root)?);
+    drop(lock);
+    let lock = acquire(root, Duration::ZERO).map_err(|e| format!("a stale entry blocked a newcomer: {e}"))?;
+    ensure!(!queue_dir(root).exists(), "the stale entry was not removed");
+    drop(lock);
+
+    // 3. A timeout behind a holder and a queued waiter is CONCURRENT_UPDATE, after the
+    // whole timeout, and leaves no entry; a zero timeout does not queue at all.
+    let holder = Holder::spawn(child("hold", root))?;
+    let mut queued = queue_holders(root, 1)?.remove(0);
+    for timeout in [Duration::ZERO, Duration::from_millis(150)] {
+        let started = Instant::now();
+        let error = acquire(root, timeout).err().ok_or("locked past a holder and a waiter")?;
+        ensure!(started.elapsed() >= timeout, "gave up after {:?} of {timeout:?}", started.elapsed());
+        ensure!(error.code() == ErrorCode::ConcurrentUpdate, "timeout gave {}", error.code());
+        ensure!(error.details().get("lock").and_then(|v| v.as_str()) == Some(LOCK_FILE), "{:?}", error.details());
+        ensure!(queued_pids(root)? == [queued.process.id()], "left {:?}", queued_pids(root)?);
+    }
+    holder.release()?;
+    wait_turn(&mut queued, "the waiter")?;
+    queued.release()?;
+
+    // 4. A plain flock holder that ignores the queue, as the reference does, excludes
+    // the first waiter and everyone behind it, and is excluded in turn.
+    let plain = std::fs::File::options().append(true).open(root.join(RT).join(LOCK_FILE)).map_err(|e| e.to_string())?;
+    plain.lock().map_err(|e| e.to_string())?;
+    let mut first = queue_holders(root, 1)?.remove(0);
+    ensure!(acquire(root, Duration::from_millis(100)).is_err(), "locked past a plain flock holder");
+    std::thread::sleep(Duration::from_millis(100));
+    ensure!(first.is_silent()?, "the first waiter locked past a plain flock holder");
+    plain.unlock().map_err(|e| e.to_string())?;
+    wait_turn(&mut first, "the first waiter after the plain holder released")?;
+    ensure!(plain.try_lock().is_err(), "a plain flock got the lock a waiter holds");
+    first.release()?;
+    ensure!(plain.try_lock().is_ok(), "the lock was not free after the waiter released");
+    plain.unlock().map_err(|e| e.to_string())?;
+
+    Ok(4)
 }
