@@ -13,6 +13,7 @@ use crate::workspace::Workspace;
 
 /// Run `core`.
 pub(crate) fn run(args: &CoreArgs) -> Result<Outcome, CliError> {
+    crate::views::warm_tokenizer();
     let workspace = Workspace::locate(args.workspace.as_deref())?;
     let stage = Stage::read(&workspace.root)?;
     let derived = stage.build().map_err(|error| {

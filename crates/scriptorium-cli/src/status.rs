@@ -27,6 +27,7 @@ enum ViewsState {
 
 /// Run `status`.
 pub(crate) fn run(args: &StatusArgs) -> Result<Outcome, CliError> {
+    crate::views::warm_tokenizer();
     let workspace = Workspace::locate(args.workspace.as_deref())?;
     let root = &workspace.root;
     let stage = Stage::read(root)?;

@@ -96,6 +96,15 @@ fn read_file(path: &Path) -> Result<Option<Vec<u8>>, CliError> {
     }
 }
 
+/// Start building the o200k_base encoder on another thread, for a command that will
+/// count tokens: it takes most of a cold `core` or `status` (~250 ms), and reading and
+/// parsing the workspace meanwhile hides the rest. The encoder is a process-wide
+/// singleton, so the first count waits for this build instead of starting its own; the
+/// thread is detached and dies with the process.
+pub(crate) fn warm_tokenizer() {
+    std::thread::spawn(|| scriptorium_derived_views::count_o200k(""));
+}
+
 /// A report for humans: `1234 of 2000 tokens, 5 blocks rendered, 2 left out`, then one
 /// line per left-out block.
 pub(crate) fn describe_report(report: &CoreReport) -> String {
