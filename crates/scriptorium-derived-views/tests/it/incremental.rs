@@ -126,20 +126,7 @@ proptest! {
         staged.insert("core.md".to_owned(), b"# hand-written core\n".to_vec());
         let cache = ViewsCache::new(DerivedViews::default());
         for (step, op) in ops.iter().enumerate() {
-            match op {
-                Op::Write { path, blocks, broken } => {
-                    let text = topic_text(PATHS[*path], blocks, *broken, &frames);
-                    staged.insert(PATHS[*path].to_owned(), text.into_bytes());
-                }
-                Op::Delete { path } => {
-                    staged.remove(PATHS[*path]);
-                }
-                Op::TouchSource => {
-                    if let Some(bytes) = staged.get_mut("sources/openprogram/_v2/sess-7f2a.md") {
-                        bytes.extend_from_slice(b"\n");
-                    }
-                }
-            }
+            apply(op, &mut staged, &frames);
             let incremental = cache.build(&staged, RUNTIME_DIR).expect("incremental build");
             let full = DerivedViews::default().build(&staged, RUNTIME_DIR).expect("full build");
             // A patch returns only the files that differ from the stage: the stage with
