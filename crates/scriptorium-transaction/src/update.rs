@@ -52,7 +52,7 @@ impl Workspace {
             GitMode::Off => None,
             GitMode::On | GitMode::Auto => Some(History::open_or_init(self.root())?),
         };
-        let current = self.cached_revision()?;
+        let current = self.revision()?;
         if request.base_revision != current {
             return Err(Error::new(ErrorCode::ConcurrentUpdate, "memory changed since base_revision")
                 .with_detail("base_revision", request.base_revision.as_str())
@@ -83,7 +83,7 @@ impl Workspace {
         if request.append_only {
             policy::check_append_only(committed, &normalized.files)?;
         }
-        let mut evidence: BTreeSet<String> = archived.source_ids.values().cloned().collect();
+        let mut evidence = new_sources.clone();
         evidence.extend(applied.declared_sources);
         let scope = (request.citations == CitationScope::ThisCall).then_some(&evidence);
         policy::check_source_refs(&normalized.units, baseline, &sources, scope)?;
@@ -122,7 +122,7 @@ impl Workspace {
             Err(_) => (false, None),
         };
         crate::crashpoint!("history.published");
-        let revision = self.cached_revision()?;
+        let revision = self.revision()?;
         cache.installed(&changes, revision.clone(), &normalized, &new_sources);
         drop(cache);
         drop(lock);

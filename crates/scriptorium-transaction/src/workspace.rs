@@ -113,12 +113,6 @@ impl Workspace {
         WriteLock::acquire(&self.runtime_dir(), timeout)
     }
 
-    /// The current revision (spec 01 §1.5). Every file is `lstat`ed; only the bytes from
-    /// the first file that changed since this handle's last computation are hashed again.
-    pub fn revision(&self) -> Result<String, Error> {
-        self.cached_revision()
-    }
-
     /// The runtime state; a missing or unreadable file gives the default.
     pub fn runtime_state(&self) -> RuntimeState {
         self.vfs

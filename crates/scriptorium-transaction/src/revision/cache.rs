@@ -149,10 +149,10 @@ impl RevisionCache {
 }
 
 impl crate::workspace::Workspace {
-    /// The current revision, from this workspace's [`RevisionCache`]: equal to
-    /// [`Workspace::revision`](crate::Workspace::revision), without hashing again what
-    /// the last computation hashed and has not changed since.
-    pub(crate) fn cached_revision(&self) -> Result<String, crate::error::Error> {
+    /// The current revision (spec 01 §1.5), from this workspace's [`RevisionCache`]:
+    /// every file is `lstat`ed; only the bytes from the first file that changed since
+    /// this handle's last computation are hashed again.
+    pub fn revision(&self) -> Result<String, crate::error::Error> {
         // A poisoned cache only means a panic elsewhere mid-computation: start afresh.
         let mut cache = self.revision_cache.lock().unwrap_or_else(|poisoned| {
             let mut cache = poisoned.into_inner();
