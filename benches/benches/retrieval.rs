@@ -127,13 +127,16 @@ fn status_kib(field: &str) -> u64 {
     line.split_whitespace().nth(1).and_then(|v| v.parse().ok()).expect("a number of kB")
 }
 
-/// Child: `build` indexes from scratch, `open` loads the cache; then one query; prints
-/// `seconds peak_rss_kib`.
+/// Child: `build` indexes from scratch (`build_one_thread`: on one thread), `open` loads
+/// the cache; then one query; prints `seconds peak_rss_kib`.
 fn child(mode: &str, root: &Path) {
     let started = Instant::now();
     let index = if mode == "build" {
         let mut index = Index::new();
         index.refresh(root).map(|_| index)
+    } else if mode == "build_one_thread" {
+        // Not run by the bench itself: a driver for profiling `Index::from_workspace`.
+        Index::from_workspace(root)
     } else {
         Index::open(root)
     }

@@ -76,15 +76,15 @@ const ALLOWED_EXTERNAL: &[(&str, &[&str])] = &[
     (
         "scriptorium-retrieval",
         &[
-            // grep's regex mode (spec 02 §6.8): linear-time search, no backtracking; already built for tiktoken-rs.
+            // grep's regex mode (spec 02 §6.8): linear-time search, no backtracking.
             "regex",
         ],
     ),
     (
         "scriptorium-derived-views",
         &[
-            // core.md's token budget is counted with o200k_base; tiktoken-rs embeds the ranks (05-dependencies §A4).
-            "tiktoken-rs",
+            // core.md's token budget is counted with o200k_base; bpe-openai embeds the table prebuilt (docs/ARCHITECTURE.md, Decisions).
+            "bpe-openai",
             // JSON string escapes of recent_events.jsonl and relations.json, as Python's json.dumps writes them.
             "serde_json",
         ],

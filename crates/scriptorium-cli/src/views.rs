@@ -96,10 +96,10 @@ fn read_file(path: &Path) -> Result<Option<Vec<u8>>, CliError> {
     }
 }
 
-/// Start building the o200k_base encoder on another thread, for a command that will
-/// count tokens: it takes most of a cold `core` or `status` (~250 ms), and reading and
-/// parsing the workspace meanwhile hides the rest. The encoder is a process-wide
-/// singleton, so the first count waits for this build instead of starting its own; the
+/// Start loading the o200k_base tokenizer on another thread, for a command that will
+/// count tokens: loading takes ~90 ms, most of a cold `core` or `status`, and reading and
+/// parsing the workspace meanwhile overlap it. The tokenizer is a process-wide lazy
+/// static, so the first count waits for this load instead of starting its own; the
 /// thread is detached and dies with the process.
 pub(crate) fn warm_tokenizer() {
     std::thread::spawn(|| scriptorium_derived_views::count_o200k(""));

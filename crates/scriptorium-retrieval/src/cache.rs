@@ -16,6 +16,10 @@
 //! - The cache is streamed both ways (a chunk of bytes at a time, checksummed as it
 //!   goes), so the index is never in memory twice, as structures and as bytes; a
 //!   loaded index is used only once the checksum of every byte matched.
+//! - Opening overlaps its independent steps, so that it takes about as long as the
+//!   longest of them: the payload's two parts, events and postings, are decoded at once,
+//!   each read through the one open file at its own position (`codec`, `index::snapshot`),
+//!   while another thread lists and stats the workspace files.
 //! - A reader never sees a half-written cache: the writer writes a temporary file in
 //!   the same folder, syncs it and renames it over the old one. Concurrent writers each
 //!   write a whole snapshot; the last rename wins, and a snapshot of an older revision
@@ -54,8 +58,8 @@ use std::time::SystemTime;
 use scriptorium_topic_markdown::SourceResolver;
 
 #[cfg(test)]
-use self::codec::checksum;
-use self::codec::{Reader, Writer};
+use self::codec::payload_checksum;
+use self::codec::{PART_PREFIX, Reader, Writer, combined};
 use self::fingerprint::{Fingerprint, nanos};
 use self::sources::DiskSources;
 use crate::collect::file_events;
@@ -67,9 +71,9 @@ use crate::scan::{ListedFile, WorkspaceFile, list_files, read_failed};
 
 /// The cache format this build writes. Bump it whenever the layout or the meaning of
 /// any stored field (including what the parsers put into events) changes.
-pub const CACHE_FORMAT_VERSION: u32 = 3;
+pub const CACHE_FORMAT_VERSION: u32 = 4;
 /// The oldest cache format this build still reads; anything older is rebuilt.
-pub const CACHE_OLDEST_SUPPORTED_VERSION: u32 = 3;
+pub const CACHE_OLDEST_SUPPORTED_VERSION: u32 = 4;
 /// The cache file, relative to the workspace root (inside the runtime directory).
 pub const CACHE_PATH: &str = ".scriptorium/retrieval-index.bin";
 
@@ -129,11 +133,18 @@ impl Index {
 
     /// [`Index::open`], also saying what it did with the cache.
     pub fn open_with_report(root: &Path) -> Result<(Index, OpenReport), Error> {
-        let (mut index, cache) = match load(root) {
-            Ok(index) => (index, CacheState::Loaded),
-            Err(state) => (Index::new(), state),
-        };
-        let mut report = index.refresh(root)?;
+        // The files are listed and stat'ed while the cache loads: neither needs the other.
+        let ((loaded, cache), listing) = std::thread::scope(|scope| {
+            let listing = scope.spawn(|| Listing::take(root));
+            let loaded = match load(root) {
+                Ok(index) => (index, CacheState::Loaded),
+                Err(state) => (Index::new(), state),
+            };
+            // A panic while listing is a bug: pass it on unchanged rather than relabel it.
+            (loaded, listing.join().unwrap_or_else(|bug| std::panic::resume_unwind(bug)))
+        });
+        let mut index = loaded;
+        let mut report = index.refresh_from(root, listing?)?;
         report.cache = cache;
         if index.disk.unsaved {
             match index.save(root) {
@@ -151,8 +162,12 @@ impl Index {
     ///
     /// Errors: [`ErrorCode::ReadFailed`](crate::ErrorCode::ReadFailed).
     pub fn refresh(&mut self, root: &Path) -> Result<OpenReport, Error> {
-        let read_at = nanos(SystemTime::now());
-        let listed = list_files(root)?;
+        self.refresh_from(root, Listing::take(root)?)
+    }
+
+    /// [`Index::refresh`] with the files as `listing` found them.
+    fn refresh_from(&mut self, root: &Path, listing: Listing) -> Result<OpenReport, Error> {
+        let Listing { files: listed, read_at } = listing;
         let mut report = OpenReport {
             cache: CacheState::Loaded,
             reused_files: 0,
@@ -227,6 +242,20 @@ impl Index {
         })?;
         self.disk.unsaved = false;
         Ok(())
+    }
+}
+
+/// The indexable files with their metadata, and when the listing started (a file changed
+/// less than two seconds before is "racily clean").
+struct Listing {
+    files: Vec<ListedFile>,
+    read_at: i64,
+}
+
+impl Listing {
+    fn take(root: &Path) -> Result<Listing, Error> {
+        let read_at = nanos(SystemTime::now());
+        Ok(Listing { files: list_files(root)?, read_at })
     }
 }
 
@@ -320,15 +349,50 @@ fn load(root: &Path) -> Result<Index, CacheState> {
     std::io::Read::read_exact(&mut file, &mut header).map_err(cannot_read)?;
     let payload_len = size - HEADER_LEN as u64;
     let stored_sum = check_header(&header, payload_len).map_err(CacheState::Rejected)?;
+    let mut prefix = [0u8; PART_PREFIX];
+    std::io::Read::read_exact(&mut file, &mut prefix).map_err(cannot_read)?;
+    let first_len = u64::from_le_bytes(prefix);
+    let second_len = payload_len.checked_sub(PART_PREFIX as u64).and_then(|rest| rest.checked_sub(first_len));
+    let second_len = second_len.ok_or_else(|| CacheState::Rejected("part lengths do not match".into()))?;
+    // The parts are read through one open file (never the path again, which a writer
+    // may have renamed another file over), each at its own position.
+    let first_at = (HEADER_LEN + PART_PREFIX) as u64;
+    let (mut first, mut second) =
+        (FileAt { file: &file, at: first_at }, FileAt { file: &file, at: first_at + first_len });
+    let mut first = Reader::streaming(&mut first, first_len);
+    let mut second = Reader::streaming(&mut second, second_len);
     // Decoded while read, but used only once the checksum of every byte matches.
-    let mut input = Reader::streaming(&mut file, payload_len);
-    let decoded = Index::decode(&mut input, |path| Some(root.join(path)));
-    if input.checksum() != Some(stored_sum) {
+    let decoded = Index::decode(&mut first, &mut second, |path| Some(root.join(path)));
+    let sums = first.checksum().zip(second.checksum());
+    if sums.map(|(first, second)| combined(&[first, second])) != Some(stored_sum) {
         return Err(CacheState::Rejected("checksum does not match".into()));
     }
     let (mut index, fingerprints) = decoded.map_err(|damage| CacheState::Rejected(damage.0.into()))?;
     index.disk = DiskState { fingerprints, unsaved: false };
     Ok(index)
+}
+
+/// A reader of one open file from position `at` on, which does not move the file's own
+/// position: several can read one file at once.
+struct FileAt<'a> {
+    file: &'a std::fs::File,
+    at: u64,
+}
+
+impl std::io::Read for FileAt<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        #[cfg(unix)]
+        let read = std::os::unix::fs::FileExt::read_at(self.file, buf, self.at)?;
+        #[cfg(windows)]
+        let read = std::os::windows::fs::FileExt::seek_read(self.file, buf, self.at)?;
+        #[cfg(not(any(unix, windows)))]
+        let read = {
+            let _ = buf;
+            return Err(std::io::Error::new(std::io::ErrorKind::Unsupported, "no positional reads here"));
+        };
+        self.at += read as u64;
+        Ok(read)
+    }
 }
 
 /// The checksum a cache header states, after checking its magic, version and the
@@ -356,7 +420,10 @@ fn check_header(header: &[u8], payload_len: u64) -> Result<u64, String> {
 #[cfg(test)]
 pub(crate) fn unframe(bytes: &[u8]) -> Result<&[u8], String> {
     let payload = bytes.get(HEADER_LEN..).ok_or("shorter than its header")?;
-    if checksum(payload) != check_header(bytes, payload.len() as u64)? {
+    if payload.len() < PART_PREFIX {
+        return Err("shorter than its header".into());
+    }
+    if payload_checksum(payload) != check_header(bytes, payload.len() as u64)? {
         return Err("checksum does not match".into());
     }
     Ok(payload)
@@ -375,7 +442,7 @@ fn header(len: u64, checksum: u64) -> [u8; HEADER_LEN] {
 /// A whole cache file for `payload`.
 #[cfg(test)]
 pub(crate) fn frame(payload: &[u8]) -> Vec<u8> {
-    [&header(payload.len() as u64, checksum(payload))[..], payload].concat()
+    [&header(payload.len() as u64, payload_checksum(payload))[..], payload].concat()
 }
 
 /// Write the cache atomically: a unique temporary file in the runtime directory,
@@ -405,21 +472,26 @@ fn save(root: &Path, encode: impl FnOnce(&mut Writer)) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Stream the payload `encode` writes after a placeholder header, then write the real
-/// header (its length and checksum known only at the end) and sync.
+/// Stream the payload `encode` writes (in two parts) after a placeholder header and
+/// part-1 length, then write the real ones (known only at the end) and sync.
 fn write_synced(path: &Path, encode: impl FnOnce(&mut Writer)) -> std::io::Result<()> {
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create_new(true);
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
     let mut file = options.open(path)?;
-    file.write_all(&[0u8; HEADER_LEN])?;
+    file.write_all(&[0u8; HEADER_LEN + PART_PREFIX])?;
     let mut out = Writer::to_file(file);
     encode(&mut out);
-    let (file, len, sum) = out.finish()?;
+    let (file, parts) = out.finish()?;
     let mut file = file.ok_or_else(|| std::io::Error::other("the cache writer lost its file"))?;
+    let [(first_len, first_sum), (second_len, second_sum)] = parts[..] else {
+        return Err(std::io::Error::other("the cache encoding is not two parts"));
+    };
+    let len = PART_PREFIX as u64 + first_len + second_len;
     std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(0))?;
-    file.write_all(&header(len, sum))?;
+    file.write_all(&header(len, combined(&[first_sum, second_sum])))?;
+    file.write_all(&first_len.to_le_bytes())?;
     file.sync_all()
 }
 

@@ -2,6 +2,7 @@
 //! (spec 02 §6.1): topic claims and legacy topic forms, or source records.
 
 use std::borrow::Cow;
+use std::collections::BTreeMap;
 
 use scriptorium_archive_format::source_events;
 use scriptorium_topic_markdown::{SourceLookup, SourceResolver, TopicDocument, topic_events};
@@ -30,6 +31,21 @@ pub fn file_events<L: SourceLookup>(path: &str, bytes: &[u8], sources: &SourceRe
             source_events(path, &String::from_utf8_lossy(bytes)).into_iter().map(Into::into).collect()
         }
         None => Vec::new(),
+    }
+}
+
+/// Source files borrowed from a list of workspace files, by workspace-relative path.
+pub(crate) struct SourcesAmong<'a>(BTreeMap<&'a str, &'a [u8]>);
+
+impl<'a> FromIterator<(&'a str, &'a [u8])> for SourcesAmong<'a> {
+    fn from_iter<I: IntoIterator<Item = (&'a str, &'a [u8])>>(iter: I) -> Self {
+        SourcesAmong(iter.into_iter().collect())
+    }
+}
+
+impl SourceLookup for SourcesAmong<'_> {
+    fn read_source(&self, path: &str) -> std::io::Result<Option<Vec<u8>>> {
+        Ok(self.0.get(path).map(|bytes| bytes.to_vec()))
     }
 }
 

@@ -20,12 +20,14 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 use std::sync::OnceLock;
 
-use scriptorium_topic_markdown::{MemorySources, SourceResolver};
+use scriptorium_topic_markdown::SourceResolver;
 
 use self::postings::{PostingIter, PostingList};
 use self::stored::{Interner, OnDisk, StoredEvent, TextArena};
+use self::tally::Tally;
+use self::terms::Terms;
 use crate::bitset::BitSet;
-use crate::collect::file_events;
+use crate::collect::{SourcesAmong, file_events};
 use crate::embed::VectorCache;
 use crate::error::Error;
 use crate::event::{FileKind, MemoryEvent};
@@ -153,7 +155,7 @@ pub struct Index {
     files: BTreeMap<String, FileSlots>,
     slots: Vec<Option<Slot>>,
     lengths: Vec<u32>,
-    dictionary: HashMap<Box<str>, u32, FxBuildHasher>,
+    dictionary: Terms,
     postings: Vec<PostingList>,
     live: BitSet,
     /// Slots whose event has refs (rule `source_grounded`), kept apart from the events so
@@ -170,6 +172,8 @@ pub struct Index {
     free: usize,
     /// Shares the fields many events have in common.
     interner: Interner,
+    /// Scratch space counting one event's terms (emptied after every batch).
+    tally: Tally,
     /// Events inserted since the last [`Index::finish_changes`].
     inserted: usize,
     /// Every live event as a `MemoryEvent`, built on the first call of [`Index::events`].
@@ -207,10 +211,11 @@ impl Index {
     /// the `sources/` files among them.
     pub fn from_files(files: impl IntoIterator<Item = WorkspaceFile>) -> Self {
         let files: Vec<WorkspaceFile> = files.into_iter().collect();
-        let sources: MemorySources = files
+        // Borrowed: a source is copied only when a topic cites it.
+        let sources: SourcesAmong<'_> = files
             .iter()
             .filter(|file| file.path.starts_with("sources/"))
-            .map(|file| (file.path.clone(), file.bytes.clone()))
+            .map(|file| (&*file.path, &*file.bytes))
             .collect();
         let resolver = SourceResolver::new(sources);
         let changes = files.iter().map(|file| FileChange::Upsert {
@@ -262,6 +267,7 @@ impl Index {
             self.dictionary.shrink_to_fit();
         }
         self.inserted = 0;
+        self.tally = Tally::default();
         self.resolve();
         self.vectors.clear();
         self.materialized = OnceLock::new();
@@ -341,7 +347,7 @@ impl Index {
     /// The posting list of `term` (empty for an unknown term), for cursors and lengths.
     pub(crate) fn posting_list(&self, term: &str) -> &PostingList {
         static EMPTY: PostingList = PostingList::EMPTY;
-        self.dictionary.get(term).and_then(|&id| self.postings.get(id as usize)).unwrap_or(&EMPTY)
+        self.dictionary.get(term).and_then(|id| self.postings.get(id as usize)).unwrap_or(&EMPTY)
     }
 
     /// The candidates a selection keeps, with their count and total length.
@@ -442,10 +448,9 @@ impl Index {
             return; // beyond 4 GiB of event text in one file
         };
         let text = arena.finish(&path, disk);
-        let mut scratch = Vec::new();
         for ((slot, mut event), span) in (first..).zip(events).zip(spans) {
             event.path.clone_from(&path);
-            let length = self.add_postings(slot, &event, &mut scratch);
+            let length = self.add_postings(slot, &event);
             let event = self.interner.store(event, &text, span);
             self.add_speakers(slot, &event.context.speakers);
             self.grounded.set(slot, event.has_refs());
@@ -456,34 +461,24 @@ impl Index {
         self.files.insert(path, FileSlots { first, len });
     }
 
-    /// Add the postings of `event` at `slot`; returns its length in tokens. `occurrences`
-    /// is scratch space reused across events.
-    fn add_postings(&mut self, slot: u32, event: &MemoryEvent, occurrences: &mut Vec<(u32, u32)>) -> u32 {
-        occurrences.clear();
+    /// Add the postings of `event` at `slot`; returns its length in tokens.
+    fn add_postings(&mut self, slot: u32, event: &MemoryEvent) -> u32 {
+        self.tally.start();
         for_each_field_token(event, |token, flag| {
-            // Look up before inserting: most tokens are known, and an insert needs an owned key.
-            let id = match self.dictionary.get(token) {
-                Some(&id) => id,
-                None => {
-                    let id = u32::try_from(self.postings.len()).unwrap_or(u32::MAX);
-                    self.dictionary.insert(token.into(), id);
-                    self.postings.push(PostingList::default());
-                    id
-                }
-            };
-            occurrences.push((id, flag));
+            // `None` only beyond 4 GiB of distinct term text or 4 billion terms.
+            let Some((id, new)) = self.dictionary.insert(token) else { return };
+            if new {
+                self.postings.push(PostingList::default());
+            }
+            self.tally.add(id, flag);
         });
-        let length = u32::try_from(occurrences.len()).unwrap_or(u32::MAX);
-        occurrences.sort_unstable_by_key(|&(id, _)| id);
-        for run in occurrences.chunk_by(|a, b| a.0 == b.0) {
-            let Some(&(id, _)) = run.first() else { continue };
-            let tf = u32::try_from(run.len()).unwrap_or(TF_MASK).min(TF_MASK);
-            let flags = run.iter().fold(0, |acc, &(_, flag)| acc | flag);
+        // Each term's list gets one posting, so their order among terms does not matter.
+        for &(id, tf, flags) in self.tally.counts() {
             if let Some(list) = self.postings.get_mut(id as usize) {
-                list.push(Posting { slot, packed: tf | flags });
+                list.push(Posting { slot, packed: tf.min(TF_MASK) | flags });
             }
         }
-        length
+        self.tally.tokens()
     }
 
     fn remove_file(&mut self, path: &str) {
@@ -571,5 +566,7 @@ mod postings;
 mod resolve;
 mod snapshot;
 pub(crate) mod stored;
+mod tally;
+mod terms;
 #[cfg(test)]
 mod tests;

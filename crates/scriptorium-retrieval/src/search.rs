@@ -17,14 +17,17 @@
 //! sit in one flat table, term scores are memoised by (term, tf, length) (the same
 //! expression gives the same float), buffers are reused across queries ([`Scratch`]),
 //! and the best `top_k` are picked without sorting ([`select`]); paths, strings and
-//! rounding are only touched for the rows that can still make the result.
+//! rounding are only touched for the rows that can still make the result, and a row
+//! whose lexical score plus the largest adjustment the query allows stays below the
+//! rounding band of the k-th best so far is not looked at further.
 
 use std::collections::HashMap;
 use std::ops::Range;
 
-use self::bounded::EXACT_TOKENS_MAX;
+use self::bounded::{EXACT_TOKENS_MAX, estimate_terms};
+use self::candidate_postings::CandidatePostings;
 use self::scratch::{Scratch, UNSEEN};
-use self::select::{Band, Best};
+use self::select::{BAND_REACH, Band, Best};
 use crate::bm25::{Bm25Statistics, Bm25Weight, Explanation, length_norm};
 use crate::error::Error;
 use crate::filter::{Filters, Selection};
@@ -82,7 +85,8 @@ struct QueryTerm {
     text: String,
     /// `None` when no candidate holds the term: it adds nothing.
     weight: Option<Bm25Weight>,
-    /// Its holders among the candidates: a range of `Scratch::holders`.
+    /// Its holders among the candidates: a range of `Scratch::holders` (for a long query,
+    /// kept only for terms the rules read, see [`bounded`]).
     holders: Range<usize>,
     /// The matched candidates it found first: a range of `Scratch::matched`.
     found: Range<usize>,
@@ -191,54 +195,14 @@ impl<'i> QueryRun<'i> {
             })
             .collect();
 
-        // One pass over each term's postings: number the matched candidates, list each
-        // term's holders, and count document frequencies over the candidates only.
         let mut scratch = Scratch::take(index.slot_count());
-        let mut doc_freqs: HashMap<&str, u64> = HashMap::with_capacity(texts.len());
-        let mut spans: Vec<(Range<usize>, Range<usize>)> = Vec::with_capacity(texts.len());
-        // Every slot a candidate (no filter, no dead or hidden slot): no posting to test.
-        let every_slot = candidates.docs == index.slot_count() as u64 && index.len() == index.slot_count();
-        // Ranges covering most slots would skip nothing and cost a check per posting.
-        let ranges = (candidates.ranges.as_deref())
-            .filter(|ranges| ranges.iter().map(|range| range.len()).sum::<usize>() < index.slot_count() / 2);
-        let Scratch { seen, matched, lengths, holders, .. } = &mut scratch;
-        for text in &texts {
-            let (first_holder, first_found) = (holders.len(), matched.len());
-            let mut hold = |posting: Posting| {
-                let Some(entry) = seen.get_mut(posting.slot as usize) else { return };
-                if *entry == UNSEEN {
-                    *entry = u32::try_from(matched.len()).unwrap_or(UNSEEN);
-                    matched.push(posting.slot);
-                    lengths.push(index.length(posting.slot));
-                }
-                holders.push((*entry, posting.occurrence()));
-            };
-            // Plain loops: `filter(..).for_each(..)` measured slower here.
-            match ranges {
-                // Decode only the blocks of the list that reach the candidates' slot ranges.
-                Some(ranges) => index.posting_list(text).for_each_within(ranges, |posting| {
-                    if candidates.set.contains(posting.slot) {
-                        hold(posting);
-                    }
-                }),
-                None if every_slot => {
-                    for posting in index.postings(text) {
-                        hold(posting);
-                    }
-                }
-                None => {
-                    for posting in index.postings(text) {
-                        if candidates.set.contains(posting.slot) {
-                            hold(posting);
-                        }
-                    }
-                }
-            }
-            doc_freqs.insert(text.as_str(), (holders.len() - first_holder) as u64);
-            spans.push((first_holder..holders.len(), first_found..matched.len()));
-        }
-        let stats = CandidateStats { docs: candidates.docs, tokens: candidates.tokens, doc_freqs };
-        let weights: Vec<Option<Bm25Weight>> = texts.iter().map(|text| Bm25Weight::for_term(&stats, text)).collect();
+        let postings = CandidatePostings::new(index, &candidates);
+        let estimated = positions.len() > EXACT_TOKENS_MAX;
+        let (weights, spans) = if estimated {
+            estimate_terms(&postings, &texts, &positions, &mut scratch)
+        } else {
+            exact_terms(&postings, &texts, &mut scratch)
+        };
         let terms: Vec<QueryTerm> = (texts.into_iter().zip(weights).zip(spans))
             .map(|((text, weight), (holders, found))| QueryTerm { text, weight, holders, found })
             .collect();
@@ -251,7 +215,7 @@ impl<'i> QueryRun<'i> {
             scratch,
             base: 0.0,
             max_raw: 0.0,
-            estimated: false,
+            estimated,
             long_count: 0,
             adjustments: Vec::new(),
         };
@@ -271,8 +235,8 @@ impl<'i> QueryRun<'i> {
         let term_scores = &mut self.scratch.term_scores;
         term_scores.clear();
         term_scores.resize(self.terms.len() * (MEMO_TF * MEMO_LEN) as usize, f64::NAN);
-        if self.positions.len() > EXACT_TOKENS_MAX {
-            self.score_by_estimate(average_len);
+        if self.estimated {
+            self.finish_estimate();
             return;
         }
         let Scratch { matched, lengths, holders, raws, updates, term_scores, .. } = &mut self.scratch;
@@ -387,9 +351,15 @@ impl<'i> QueryRun<'i> {
         finals.clear();
         finals.resize(self.scratch.matched.len(), f64::NEG_INFINITY);
         let mut best = Best::new(top_k);
+        let ceiling = self.adjustment_ceiling(rerank, &dates);
         let mut rank_row = |m: usize| {
             let (Some(&slot), Some(&raw)) = (self.scratch.matched.get(m), self.scratch.raws.get(m)) else { return };
             let lexical = self.lexical(raw);
+            // Even with the largest adjustment, below the band of any k-th score to come
+            // (see `BAND_REACH`): neither ranked nor a finalist, so not looked at further.
+            if lexical + ceiling < best.least() - BAND_REACH {
+                return;
+            }
             let adjustment = if rerank { self.adjustment(m, slot, &dates) } else { 0.0 };
             if lexical <= 0.0 && adjustment <= SOURCE_GROUNDED {
                 return;
@@ -511,6 +481,18 @@ impl<'i> QueryRun<'i> {
         rows
     }
 
+    /// A bound on every row's adjustment: the rules are monotone in each count, and no
+    /// row holds more long terms than the query has.
+    fn adjustment_ceiling(&self, rerank: bool, dates: &[&str]) -> f64 {
+        let most = RuleHits {
+            exact_terms: self.long_count,
+            path_heading_terms: self.long_count,
+            date: !dates.is_empty(),
+            grounded: true,
+        };
+        if rerank { most.adjustment() } else { 0.0 }
+    }
+
     /// The rule adjustment of matched candidate `m` (after [`Self::count_long_terms`]):
     /// looked up by its counts when the query has no date, which is all the rules need then.
     fn adjustment(&self, m: usize, slot: u32, dates: &[&str]) -> f64 {
@@ -578,6 +560,37 @@ impl<'i> QueryRun<'i> {
     }
 }
 
+/// One pass over each term's postings for a short query: number the matched candidates,
+/// list each term's holders, and count document frequencies over the candidates only.
+/// Per term: its weight, and its ranges of `Scratch::holders` and `Scratch::matched`.
+fn exact_terms(postings: &CandidatePostings<'_>, texts: &[String], scratch: &mut Scratch) -> TermsRead {
+    let (index, candidates) = (postings.index, postings.candidates());
+    let mut doc_freqs: HashMap<&str, u64> = HashMap::with_capacity(texts.len());
+    let mut spans: Vec<(Range<usize>, Range<usize>)> = Vec::with_capacity(texts.len());
+    let Scratch { seen, matched, lengths, holders, .. } = scratch;
+    for text in texts {
+        let (first_holder, first_found) = (holders.len(), matched.len());
+        postings.for_each(text, |posting: Posting| {
+            let Some(entry) = seen.get_mut(posting.slot as usize) else { return };
+            if *entry == UNSEEN {
+                *entry = u32::try_from(matched.len()).unwrap_or(UNSEEN);
+                matched.push(posting.slot);
+                lengths.push(index.length(posting.slot));
+            }
+            holders.push((*entry, posting.occurrence()));
+        });
+        doc_freqs.insert(text.as_str(), (holders.len() - first_holder) as u64);
+        spans.push((first_holder..holders.len(), first_found..matched.len()));
+    }
+    let stats = CandidateStats { docs: candidates.0, tokens: candidates.1, doc_freqs };
+    let weights = texts.iter().map(|text| Bm25Weight::for_term(&stats, text)).collect();
+    (weights, spans)
+}
+
+/// Per distinct query term: its weight, and its ranges of `Scratch::holders` and
+/// `Scratch::matched` (see [`QueryTerm`]).
+type TermsRead = (Vec<Option<Bm25Weight>>, Vec<(Range<usize>, Range<usize>)>);
+
 /// `weight`'s score for `tf` occurrences in a document of `length` tokens, memoised in
 /// `memo` for small tf and lengths (most documents share them; the same expression gives
 /// the same float).
@@ -598,6 +611,7 @@ fn memoised_score(memo: &mut [f64], term: usize, weight: Bm25Weight, tf: u32, le
 }
 
 mod bounded;
+mod candidate_postings;
 mod explain;
 mod scratch;
 mod select;

@@ -50,27 +50,40 @@ pub fn tokenize(text: &str) -> Vec<String> {
 }
 
 /// Call `emit` with every token of `text`, in order, in one pass and without
-/// allocating per token.
+/// allocating per token. A run of ASCII lower-case letters and digits (most words of
+/// most events) is its own folded form: it is emitted as a slice of `text`, and copied
+/// into the folded buffer only when a later character of the run folds differently.
 pub(crate) fn for_each_token(text: &str, mut emit: impl FnMut(&str)) {
     let mut folded = String::new();
     let mut run_chars = 0usize;
+    let mut run_start = 0usize;
+    // Whether the run so far is `text[run_start..at]` as it is (`folded` unused).
+    let mut verbatim = true;
     let mut all_cjk = true;
-    for c in text.chars() {
+    for (at, c) in text.char_indices() {
         if is_word_char(c) {
             if run_chars == 0 {
-                folded.clear();
-                all_cjk = true;
+                (run_start, verbatim, all_cjk) = (at, true, true);
             }
-            push_casefold(&mut folded, c);
+            if verbatim && !(c.is_ascii_lowercase() || c.is_ascii_digit()) {
+                verbatim = false;
+                folded.clear();
+                folded.push_str(text.get(run_start..at).unwrap_or_default());
+            }
+            if !verbatim {
+                push_casefold(&mut folded, c);
+            }
             run_chars += 1;
-            all_cjk &= is_cjk(c);
+            all_cjk = all_cjk && !c.is_ascii() && is_cjk(c);
         } else if run_chars > 0 {
-            finish_run(&folded, run_chars, all_cjk, &mut emit);
+            let run = if verbatim { text.get(run_start..at).unwrap_or_default() } else { &folded };
+            finish_run(run, run_chars, all_cjk, &mut emit);
             run_chars = 0;
         }
     }
     if run_chars > 0 {
-        finish_run(&folded, run_chars, all_cjk, &mut emit);
+        let run = if verbatim { text.get(run_start..).unwrap_or_default() } else { &folded };
+        finish_run(run, run_chars, all_cjk, &mut emit);
     }
 }
 

@@ -1,6 +1,8 @@
 //! Integration tests of scriptorium-derived-views: the transaction vectors' derived files,
-//! the o200k_base token-count oracle, and incremental rebuilds against full ones.
+//! the o200k_base token-count oracle and the differential test against tiktoken-rs, and
+//! incremental rebuilds against full ones.
 
 mod incremental;
 mod oracle;
+mod tiktoken_parity;
 mod vectors;

@@ -1,5 +1,10 @@
 //! The byte primitives of the cache file: LEB128 varints, length-prefixed strings, and
-//! a checksum over the payload.
+//! checksums over the payload's parts.
+//!
+//! A payload is made of parts that are read independently (on two threads when the
+//! machine has them): `[length of part 1, u64 LE][part 1][part 2]`. Each part has its
+//! own checksum, and the header holds the checksum of the parts' checksums
+//! ([`combined`]).
 //!
 //! The reader never trusts a count: every length is checked against the bytes left
 //! before anything is reserved, so a damaged or hostile cache fails to decode (and is
@@ -25,18 +30,54 @@ pub(crate) fn checksum(bytes: &[u8]) -> u64 {
     hasher.finish()
 }
 
+/// The checksum a cache header states for parts with checksums `sums`, in order.
+pub(crate) fn combined(sums: &[u64]) -> u64 {
+    let bytes: Vec<u8> = sums.iter().flat_map(|sum| sum.to_le_bytes()).collect();
+    checksum(&bytes)
+}
+
+/// The bytes before part 1: its length.
+pub(crate) const PART_PREFIX: usize = 8;
+
+/// A payload's two parts (see the module documentation), or `None` when its prefix
+/// does not fit it.
+#[cfg(test)]
+pub(crate) fn split_parts(payload: &[u8]) -> Option<(&[u8], &[u8])> {
+    let (prefix, rest) = payload.split_first_chunk::<PART_PREFIX>()?;
+    let first = usize::try_from(u64::from_le_bytes(*prefix)).ok()?;
+    (first <= rest.len()).then(|| rest.split_at(first))
+}
+
+/// The checksum of a whole payload held in memory, as [`combined`] states it (a payload
+/// whose prefix does not fit it gets the checksum of no parts).
+#[cfg(test)]
+pub(crate) fn payload_checksum(payload: &[u8]) -> u64 {
+    match split_parts(payload) {
+        Some((first, second)) => combined(&[checksum(first), checksum(second)]),
+        None => combined(&[]),
+    }
+}
+
+/// Each part's length and checksum, in order.
+pub(crate) type PartSums = Vec<(u64, u64)>;
+
 /// Bytes a streaming [`Writer`] or [`Reader`] moves to or from its file at a time: a
 /// multiple of 8, so that the checksum of the pieces equals that of the whole.
 const CHUNK: usize = 1 << 20;
 
-/// An append-only byte buffer with the cache's encodings; with a file, it streams to
-/// it (the index is never held twice, as index and as bytes).
+/// An append-only byte buffer with the cache's encodings, in parts ([`Writer::end_part`]);
+/// with a file, it streams to it (the index is never held twice, as index and as bytes).
 #[derive(Debug, Default)]
 pub(crate) struct Writer {
     pub(crate) bytes: Vec<u8>,
     sink: Option<std::fs::File>,
     hasher: FxHasher,
+    /// Bytes of the current part already written to the file.
     flushed: u64,
+    /// Without a file: where the current part starts in `bytes`.
+    part_start: usize,
+    /// The finished parts.
+    parts: PartSums,
     failed: Option<std::io::Error>,
 }
 
@@ -67,17 +108,55 @@ impl Writer {
         }
     }
 
-    /// The file (if any), the payload length and its checksum; the first write error.
-    pub(crate) fn finish(mut self) -> std::io::Result<(Option<std::fs::File>, u64, u64)> {
-        if self.sink.is_none() {
-            return Ok((None, self.bytes.len() as u64, checksum(&self.bytes)));
+    /// End the current part: later bytes start the next one, with its own checksum.
+    pub(crate) fn end_part(&mut self) {
+        if self.sink.is_some() {
+            self.flush(true);
+            self.hasher.write_u64(self.flushed);
+            self.parts.push((self.flushed, self.hasher.finish()));
+            (self.hasher, self.flushed) = (FxHasher::default(), 0);
+        } else {
+            let part = self.bytes.get(self.part_start..).unwrap_or_default();
+            self.parts.push((part.len() as u64, checksum(part)));
+            self.part_start = self.bytes.len();
         }
-        self.flush(true);
+    }
+
+    /// The file (if any) and each part's length and checksum (bytes after the last
+    /// [`Writer::end_part`] make one more part); the first write error.
+    pub(crate) fn finish(mut self) -> std::io::Result<(Option<std::fs::File>, PartSums)> {
+        let pending = if self.sink.is_some() {
+            self.flushed > 0 || !self.bytes.is_empty()
+        } else {
+            self.part_start < self.bytes.len()
+        };
+        if pending {
+            self.end_part();
+        }
         if let Some(err) = self.failed {
             return Err(err);
         }
-        self.hasher.write_u64(self.flushed);
-        Ok((self.sink, self.flushed, self.hasher.finish()))
+        Ok((self.sink, self.parts))
+    }
+
+    /// The payload written to memory: the length of part 1, then the bytes
+    /// (see the module documentation).
+    #[cfg(test)]
+    pub(crate) fn into_payload(mut self) -> Vec<u8> {
+        if self.part_start < self.bytes.len() || self.parts.is_empty() {
+            self.end_part();
+        }
+        let first = self.parts.first().map_or(0, |(len, _)| *len);
+        [&first.to_le_bytes()[..], &self.bytes].concat()
+    }
+
+    /// Part 1 and the rest of what was written to memory (`None` with a file).
+    pub(crate) fn memory_parts(&self) -> Option<(&[u8], &[u8])> {
+        if self.sink.is_some() {
+            return None;
+        }
+        let first = self.parts.first().map_or(self.bytes.len(), |(len, _)| *len as usize);
+        self.bytes.split_at_checked(first)
     }
 
     pub(crate) fn u64(&mut self, mut value: u64) {
@@ -142,7 +221,7 @@ impl Writer {
 pub(crate) struct Reader<'a> {
     buf: Vec<u8>,
     at: usize,
-    source: Option<&'a mut dyn std::io::Read>,
+    source: Option<&'a mut (dyn std::io::Read + Send)>,
     /// Bytes still in the source.
     left: u64,
     hasher: FxHasher,
@@ -165,7 +244,7 @@ impl<'a> Reader<'a> {
     }
 
     /// A reader over the next `len` bytes of `source`.
-    pub(crate) fn streaming(source: &'a mut dyn std::io::Read, len: u64) -> Self {
+    pub(crate) fn streaming(source: &'a mut (dyn std::io::Read + Send), len: u64) -> Self {
         Reader { buf: Vec::new(), at: 0, source: Some(source), left: len, hasher: FxHasher::default(), len }
     }
 
@@ -226,7 +305,19 @@ impl<'a> Reader<'a> {
         Ok(byte)
     }
 
+    #[inline]
     pub(crate) fn u64(&mut self) -> Result<u64, Damaged> {
+        // Most numbers in a cache are below 128: one byte, already buffered.
+        if let Some(&byte) = self.buf.get(self.at)
+            && byte < 0x80
+        {
+            self.at += 1;
+            return Ok(u64::from(byte));
+        }
+        self.long_u64()
+    }
+
+    fn long_u64(&mut self) -> Result<u64, Damaged> {
         let mut value = 0u64;
         for shift in (0..64).step_by(7) {
             let byte = self.u8()?;
@@ -322,6 +413,46 @@ mod tests {
         assert_eq!(input.option_string(), Ok(None));
         assert_eq!(input.strings(), Ok(vec!["a".to_owned(), String::new()]));
         assert!(input.is_empty());
+    }
+
+    /// Parts streamed to a file (in chunks, the first part's length not a multiple of 8)
+    /// get the checksums the same parts get in memory, and read back alike.
+    #[test]
+    fn streamed_parts_match_parts_in_memory() {
+        let write = |out: &mut Writer| {
+            (0..(CHUNK as u64 / 3)).for_each(|n| out.u64(n * 31));
+            out.str("part one ends here");
+            out.end_part();
+            (0..(CHUNK as u64 / 2)).for_each(|n| out.u64(n ^ 0x55));
+        };
+        let mut memory = Writer::default();
+        write(&mut memory);
+        let (first, second) = memory.memory_parts().expect("in memory");
+        let sums = [checksum(first), checksum(second)];
+        let (first_len, second_len) = (first.len() as u64, second.len() as u64);
+        let payload = memory.into_payload();
+        assert_eq!(payload_checksum(&payload), combined(&sums));
+        assert_ne!(first_len % 8, 0, "the test should cover an unaligned part end");
+
+        let path = std::env::temp_dir().join(format!("scriptorium-codec-parts-{}", std::process::id()));
+        let mut streamed = Writer::to_file(std::fs::File::create(&path).expect("create"));
+        write(&mut streamed);
+        let (_, parts) = streamed.finish().expect("written");
+        assert_eq!(parts, [(first_len, sums[0]), (second_len, sums[1])]);
+        let bytes = std::fs::read(&path).expect("read");
+        let _ = std::fs::remove_file(&path);
+        assert_eq!(bytes, payload.get(PART_PREFIX..).expect("prefix"));
+
+        let (mut first, mut second) = split_parts(&payload).expect("two parts");
+        let mut input = Reader::streaming(&mut first, first_len);
+        (0..(CHUNK as u64 / 3)).for_each(|n| assert_eq!(input.u64(), Ok(n * 31)));
+        assert_eq!(input.str(), Ok("part one ends here"));
+        assert_eq!(input.checksum(), Some(sums[0]));
+        let mut input = Reader::streaming(&mut second, second_len);
+        (0..(CHUNK as u64 / 2)).for_each(|n| assert_eq!(input.u64(), Ok(n ^ 0x55)));
+        assert_eq!(input.checksum(), Some(sums[1]));
+        assert!(split_parts(&[1, 0, 0, 0, 0, 0, 0, 0]).is_none());
+        assert!(split_parts(&[0; 7]).is_none());
     }
 
     #[test]

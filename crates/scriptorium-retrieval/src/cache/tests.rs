@@ -169,8 +169,18 @@ fn damaged_foreign_truncated_and_other_version_caches_are_rebuilt() {
     let mut other = Index::new();
     other.apply([FileChange::Upsert { path: "topics/ghost.md".into(), events: Vec::new() }]);
     let foreign_state = frame(&other.encode(&BTreeMap::new()));
+    // The length of part 1 made longer than the payload, or one byte off.
+    let prefix = HEADER_LEN..HEADER_LEN + codec::PART_PREFIX;
+    let mut overlong = bytes.clone();
+    overlong[prefix.clone()].copy_from_slice(&u64::MAX.to_le_bytes());
+    let mut shifted = bytes.clone();
+    let first_len = u64::from_le_bytes(bytes[prefix.clone()].try_into().expect("8 bytes"));
+    shifted[prefix].copy_from_slice(&(first_len + 1).to_le_bytes());
     let cases: Vec<(&str, Vec<u8>)> = vec![
         ("empty", Vec::new()),
+        ("header only", bytes.get(..HEADER_LEN).expect("header").to_vec()),
+        ("overlong part", overlong),
+        ("shifted parts", shifted),
         ("foreign", b"{\"version\": 10, \"files\": {}}".to_vec()),
         ("truncated", bytes.get(..bytes.len() / 2).expect("half").to_vec()),
         ("extended", [bytes.as_slice(), b"junk"].concat()),

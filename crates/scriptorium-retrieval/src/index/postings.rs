@@ -1,13 +1,18 @@
 //! One term's posting list, delta-varint encoded in memory: a posting takes ~2.5 bytes
-//! instead of 8, and the cache stores the same bytes, so loading copies them rather
-//! than decoding and re-allocating every posting.
+//! instead of 8, and the cache stores the same bytes followed by the skip table, so
+//! loading checks the skip table (one entry per 64 postings) and the last block, and
+//! copies, rather than walking every posting again.
 //!
 //! Each posting is two LEB128 varints: the slot minus the previous posting's slot (the
 //! first: the slot itself), then `tf·4 + flags` (the two field flags of [`Posting`]).
 //!
 //! Every [`SKIP_EVERY`] postings a skip entry records where a block starts, so that a
 //! filtered query decodes only the blocks that reach its candidates' slot ranges
-//! ([`PostingList::for_each_within`]) instead of the whole list: 8 bytes per 64 postings.
+//! ([`PostingList::for_each_within`]) instead of the whole list: 8 bytes per 64 postings,
+//! kept in their stored form (two little-endian `u32`).
+//!
+//! Stored form (the cache's bytes for one list of `count` postings): the postings, then
+//! `(count − 1) / 64` skip entries.
 
 use std::ops::Range;
 
@@ -18,6 +23,9 @@ const FLAG_SHIFT: u32 = 30;
 
 /// Postings per block between two skip entries.
 const SKIP_EVERY: u32 = 64;
+
+/// Bytes of one skip entry: the slot its block's first delta is taken from, then its offset.
+const SKIP_BYTES: usize = 8;
 
 /// Where block `i + 1` of a list starts (entry `i`): the slot its first delta is taken
 /// from (the last slot of the block before) and its byte offset.
@@ -31,7 +39,8 @@ struct Skip {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct PostingList {
     bytes: Vec<u8>,
-    skips: Vec<Skip>,
+    /// The skip entries, [`SKIP_BYTES`] each, as the cache stores them.
+    skips: Vec<u8>,
     /// The slot of the last posting.
     last: u32,
     len: u32,
@@ -45,7 +54,8 @@ impl PostingList {
     pub(crate) fn push(&mut self, posting: Posting) {
         if self.len > 0 && self.len.is_multiple_of(SKIP_EVERY) {
             let offset = u32::try_from(self.bytes.len()).unwrap_or(u32::MAX);
-            self.skips.push(Skip { before: self.last, offset });
+            self.skips.extend_from_slice(&self.last.to_le_bytes());
+            self.skips.extend_from_slice(&offset.to_le_bytes());
         }
         let previous = if self.len == 0 { 0 } else { self.last };
         put(&mut self.bytes, u64::from(posting.slot.wrapping_sub(previous)));
@@ -58,6 +68,31 @@ impl PostingList {
         PostingIter { bytes: &self.bytes, slot: 0 }
     }
 
+    fn skip_count(&self) -> usize {
+        self.skips.len() / SKIP_BYTES
+    }
+
+    fn skip(&self, at: usize) -> Option<Skip> {
+        let entry = self.skips.get(at * SKIP_BYTES..(at + 1) * SKIP_BYTES)?;
+        let word = |from: usize| entry.get(from..from + 4).and_then(|b| b.try_into().ok()).map(u32::from_le_bytes);
+        Some(Skip { before: word(0)?, offset: word(4)? })
+    }
+
+    /// How many skip entries come before the first whose block starts at or after
+    /// `slot` (entries are sorted by `before`).
+    fn skips_below(&self, slot: u32) -> usize {
+        let (mut low, mut high) = (0, self.skip_count());
+        while low < high {
+            let middle = low + (high - low) / 2;
+            if self.skip(middle).is_some_and(|skip| skip.before < slot) {
+                low = middle + 1;
+            } else {
+                high = middle;
+            }
+        }
+        low
+    }
+
     /// Call `visit` with every posting whose slot lies in one of `ranges` (sorted,
     /// disjoint), in slot order, decoding only the blocks that reach a range.
     pub(crate) fn for_each_within(&self, ranges: &[Range<u32>], mut visit: impl FnMut(Posting)) {
@@ -65,10 +100,10 @@ impl PostingList {
         let mut next_block = 0;
         while let Some(range) = ranges.peek() {
             // Blocks ending below the range cannot reach it; nor can those already read.
-            let block = self.skips.partition_point(|skip| skip.before < range.start).max(next_block);
+            let block = self.skips_below(range.start).max(next_block);
             let postings = if block == 0 {
                 self.iter()
-            } else if let Some(skip) = self.skips.get(block - 1) {
+            } else if let Some(skip) = self.skip(block - 1) {
                 let bytes = self.bytes.get(skip.offset as usize..).unwrap_or_default();
                 PostingIter { bytes, slot: skip.before }
             } else {
@@ -86,9 +121,15 @@ impl PostingList {
         }
     }
 
-    /// The encoded postings, as the cache stores them.
-    pub(crate) fn bytes(&self) -> &[u8] {
-        &self.bytes
+    /// The length of the stored form (see the module documentation).
+    pub(crate) fn stored_len(&self) -> usize {
+        self.bytes.len() + self.skips.len()
+    }
+
+    /// Give `write` the stored form, in parts.
+    pub(crate) fn write_stored(&self, mut write: impl FnMut(&[u8])) {
+        write(&self.bytes);
+        write(&self.skips);
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -103,30 +144,59 @@ impl PostingList {
         self.skips.shrink_to_fit();
     }
 
-    /// A list from cache bytes, checked: `count` postings, strictly increasing slots
-    /// below `slots`, tf in range, nothing left over. `None` when any check fails.
-    pub(crate) fn from_bytes(bytes: Vec<u8>, count: usize, slots: u32) -> Option<PostingList> {
-        let mut rest = bytes.as_slice();
-        let (mut slot, mut seen) = (0u32, 0usize);
-        let mut skips = Vec::with_capacity(count / SKIP_EVERY as usize);
-        while !rest.is_empty() {
-            if seen > 0 && seen.is_multiple_of(SKIP_EVERY as usize) {
-                let offset = u32::try_from(bytes.len() - rest.len()).ok()?;
-                skips.push(Skip { before: slot, offset });
-            }
-            let delta = u32::try_from(take(&mut rest)?).ok()?;
-            if seen > 0 && delta == 0 {
-                return None;
-            }
-            slot = slot.checked_add(delta).filter(|s| *s < slots)?;
-            if take(&mut rest)? >> 2 > u64::from(TF_MASK) {
-                return None;
-            }
-            seen += 1;
+    /// A list of `count` postings from its stored form, with every slot below `slots`.
+    /// `None` when the form does not hold together: its size, a skip entry out of order
+    /// or out of range, the last block (walked: it gives the last slot). The other blocks
+    /// are not walked (the cache file is checksummed as a whole); a bad varint found while
+    /// decoding them later only ends the list, it never panics.
+    pub(crate) fn from_bytes(mut stored: Vec<u8>, count: usize, slots: u32) -> Option<PostingList> {
+        if count == 0 {
+            return stored.is_empty().then_some(PostingList::EMPTY);
         }
-        let len = u32::try_from(count).ok().filter(|_| seen == count)?;
-        Some(PostingList { bytes, skips, last: slot, len })
+        let len = u32::try_from(count).ok()?;
+        let skip_count = (count - 1) / SKIP_EVERY as usize;
+        let tail = skip_count.checked_mul(SKIP_BYTES)?;
+        // Every posting takes 2 to 10 bytes (two varints of at most 5 bytes each).
+        let postings_len = stored.len().checked_sub(tail).filter(|n| (2 * count..=10 * count).contains(n))?;
+        let skips = stored.split_off(postings_len);
+        let mut list = PostingList { bytes: stored, skips, last: 0, len };
+        // Blocks start in order inside the postings, each at least one posting (2 bytes)
+        // after the one before, and name increasing slots.
+        let mut previous: Option<Skip> = None;
+        for at in 0..skip_count {
+            let skip = list.skip(at)?;
+            let in_order = previous.is_none_or(|p| skip.before > p.before && skip.offset >= p.offset.saturating_add(2));
+            if !in_order || (skip.offset as usize) < 2 || skip.offset as usize > postings_len - 2 {
+                return None;
+            }
+            previous = Some(skip);
+        }
+        // The last block is walked in full: it must hold the postings left, in order,
+        // end exactly with the bytes, and its last slot is the list's.
+        let (start, from) = previous.map_or((0, 0), |p| (p.offset as usize, p.before));
+        let left = count - skip_count * SKIP_EVERY as usize;
+        list.last = checked_block(list.bytes.get(start..)?, from, start == 0, left).filter(|last| *last < slots)?;
+        Some(list)
     }
+}
+
+/// The slot of the last of the `count` postings making up all of `bytes` (deltas from
+/// slot `from`; the first delta may be 0 only at the start of a list), or `None` when
+/// they are not exactly that: a cut-off or overlong varint, a slot not above the one
+/// before, a tf out of range, bytes left over.
+fn checked_block(mut bytes: &[u8], from: u32, list_start: bool, count: usize) -> Option<u32> {
+    let mut slot = from;
+    for seen in 0..count {
+        let delta = u32::try_from(take(&mut bytes)?).ok()?;
+        if delta == 0 && !(list_start && seen == 0) {
+            return None;
+        }
+        slot = slot.checked_add(delta)?;
+        if take(&mut bytes)? >> 2 > u64::from(TF_MASK) {
+            return None;
+        }
+    }
+    bytes.is_empty().then_some(slot)
 }
 
 /// A posting's packed word (tf and flags) as stored: `tf·4 + flags`.
@@ -198,6 +268,24 @@ mod tests {
     use super::super::{IN_CONTENT, IN_PATH_HEADING};
     use super::*;
 
+    fn stored(list: &PostingList) -> Vec<u8> {
+        let mut out = Vec::new();
+        list.write_stored(|part| out.extend_from_slice(part));
+        assert_eq!(out.len(), list.stored_len());
+        out
+    }
+
+    /// A list of `count` postings with gaps of 1 to 300 slots (one- and two-byte deltas).
+    fn spread(count: u32) -> PostingList {
+        let mut list = PostingList::default();
+        let mut slot = 3u32;
+        for n in 0..count {
+            list.push(Posting { slot, packed: 1 + n % 5 });
+            slot += 1 + (n * 37) % 300;
+        }
+        list
+    }
+
     #[test]
     fn postings_round_trip_through_bytes() {
         let postings = [
@@ -210,13 +298,59 @@ mod tests {
         postings.iter().for_each(|p| list.push(*p));
         assert_eq!(list.iter().collect::<Vec<_>>(), postings);
         assert_eq!(list.len(), 4);
-        let copy = PostingList::from_bytes(list.bytes().to_vec(), 4, u32::MAX).expect("valid");
+        let copy = PostingList::from_bytes(stored(&list), 4, u32::MAX).expect("valid");
         assert_eq!(copy.iter().collect::<Vec<_>>(), postings);
-        // Wrong count, slot out of range, unsorted, cut off: all refused.
-        assert!(PostingList::from_bytes(list.bytes().to_vec(), 3, u32::MAX).is_none());
-        assert!(PostingList::from_bytes(list.bytes().to_vec(), 4, 70_001).is_none());
-        assert!(PostingList::from_bytes(vec![5, 0, 0, 0], 2, 10).is_none());
-        assert!(PostingList::from_bytes(vec![5, 0x80], 1, 10).is_none());
+        assert_eq!(PostingList::from_bytes(Vec::new(), 0, 10).map(|list| list.len()), Some(0));
+        // Wrong count, slot out of range, unsorted, cut off, bytes left over: all refused.
+        assert!(PostingList::from_bytes(stored(&list), 3, u32::MAX).is_none());
+        assert!(PostingList::from_bytes(stored(&list), 5, u32::MAX).is_none());
+        assert!(PostingList::from_bytes(stored(&list), 4, u32::MAX - 1).is_none());
+        assert!(PostingList::from_bytes(vec![5, 0, 0, 0, 5, 0, 0, 0], 2, 10).is_none());
+        assert!(PostingList::from_bytes(vec![5, 0x80, 5, 0, 0, 0], 1, 10).is_none());
+        assert!(PostingList::from_bytes(vec![5, 0, 1, 0, 5, 0, 0, 0], 1, 10).is_none());
+        assert!(PostingList::from_bytes(vec![1], 0, 10).is_none());
+    }
+
+    #[test]
+    fn loading_checks_the_skip_table_and_the_last_block() {
+        for count in [1, 63, 64, 65, 128, 129, 1000] {
+            let list = spread(count);
+            let bytes = stored(&list);
+            let loaded = PostingList::from_bytes(bytes.clone(), list.len(), u32::MAX).expect("valid");
+            assert_eq!(loaded.skips, list.skips, "{count}");
+            assert_eq!(loaded.iter().collect::<Vec<_>>(), list.iter().collect::<Vec<_>>(), "{count}");
+            assert!(PostingList::from_bytes(bytes.clone(), list.len() + 1, u32::MAX).is_none(), "{count}");
+            // The last block cut short (its last byte dropped, skip table kept).
+            let mut cut = bytes.clone();
+            cut.remove(list.bytes.len() - 1);
+            assert!(PostingList::from_bytes(cut, list.len(), u32::MAX).is_none(), "{count}");
+            assert!(PostingList::from_bytes(bytes.clone(), list.len(), list.last).is_none(), "{count}");
+        }
+        // A skip entry out of order, pointing outside the postings, or naming a slot
+        // above a later one: refused without walking the blocks.
+        let list = spread(200);
+        let postings_len = list.bytes.len();
+        let corrupt = |at: usize, value: u32| {
+            let mut bytes = stored(&list);
+            bytes
+                .get_mut(postings_len + at..postings_len + at + 4)
+                .expect("in range")
+                .copy_from_slice(&value.to_le_bytes());
+            PostingList::from_bytes(bytes, list.len(), u32::MAX)
+        };
+        assert!(corrupt(4, u32::MAX).is_none());
+        assert!(corrupt(4 + SKIP_BYTES, 1).is_none());
+        assert!(corrupt(SKIP_BYTES, 0).is_none());
+        assert!(corrupt(2 * SKIP_BYTES, u32::MAX - 1).is_none());
+        // Damage the decoder cannot see at load time (a bad varint inside an early
+        // block) only ends the list when it is read: no panic.
+        let mut bytes = stored(&list);
+        bytes.get_mut(10..20).expect("in range").fill(0xff);
+        let damaged = PostingList::from_bytes(bytes, list.len(), u32::MAX).expect("structure intact");
+        assert!(damaged.iter().count() < list.len());
+        let mut within = 0;
+        damaged.for_each_within(&one(0..u32::MAX), |_| within += 1);
+        assert!(within <= list.len());
     }
 
     fn one(range: Range<u32>) -> Vec<Range<u32>> {
@@ -225,14 +359,9 @@ mod tests {
 
     #[test]
     fn postings_within_ranges_are_exactly_those_listed() {
-        // Gaps of 1 to 300 slots (one- and two-byte deltas) over several blocks.
-        let mut list = PostingList::default();
-        let mut slot = 3u32;
-        for n in 0..1000u32 {
-            list.push(Posting { slot, packed: 1 + n % 5 });
-            slot += 1 + (n * 37) % 300;
-        }
-        let loaded = PostingList::from_bytes(list.bytes().to_vec(), list.len(), u32::MAX).expect("valid");
+        let list = spread(1000);
+        let slot = list.last + 1;
+        let loaded = PostingList::from_bytes(stored(&list), list.len(), u32::MAX).expect("valid");
         assert_eq!(loaded.skips, list.skips);
         let all: Vec<Posting> = list.iter().collect();
         let cases: Vec<Vec<Range<u32>>> = vec![

@@ -1,7 +1,9 @@
 //! The index as cache bytes and back (the payload of `.scriptorium/retrieval-index.bin`,
 //! framed by `crate::cache`).
 //!
-//! Layout, all integers LEB128 varints unless said otherwise:
+//! Layout, all integers LEB128 varints unless said otherwise, in two parts that are
+//! decoded at the same time on two threads (see `cache::codec` for how parts are framed
+//! and checksummed). Part 1, the events:
 //! 1. files, in slot order: path, fingerprint (or none: re-read on the next open), event count;
 //! 2. the shared event parts, each once: contexts (headings, speaker id and display
 //!    name, a flag saying whether the label is derived from them — else the label
@@ -17,9 +19,10 @@
 //!    itself —, the refs unless they are the event's own id (count, then each), a tier
 //!    name when the flags say "other", context number and dates number (zig-zag deltas
 //!    from the previous event's: a thread's speakers have neighbouring numbers);
+//!
+//! Part 2, the postings: the number of slots (the events of part 1), then
 //! 4. terms, sorted: length of the prefix shared with the previous term, the rest,
-//!    posting count, byte length, postings as in memory (see `index::postings`: per
-//!    posting, slot delta and tf·4 + field flags).
+//!    posting count, byte length, the list in its stored form (see `index::postings`).
 //!
 //! Event text is not stored when it is a byte range of the event's file (v2 records,
 //! most legacy records): the cache holds where it is, and a query reads back its result
@@ -37,7 +40,10 @@ use scriptorium_archive_format::AuthorityTier;
 
 use super::postings::PostingList;
 use super::stored::{Context, Dates, DiskSpan, FileText, Refs, StoredContent, StoredEvent, TextArena, TextSpan};
+use super::terms::Terms;
 use super::{FileSlots, Index, Posting, Slot};
+#[cfg(test)]
+use crate::cache::codec::split_parts;
 use crate::cache::codec::{Damaged, Reader, Writer};
 use crate::cache::fingerprint::Fingerprint;
 use crate::event::{FileKind, Trust};
@@ -51,7 +57,7 @@ impl Index {
     pub(crate) fn encode(&self, fingerprints: &BTreeMap<String, Fingerprint>) -> Vec<u8> {
         let mut out = Writer::default();
         self.encode_into(fingerprints, &mut out);
-        out.bytes
+        out.into_payload()
     }
 
     /// Encode the index; `fingerprints` gives each file's trusted fingerprint (a file
@@ -126,15 +132,17 @@ impl Index {
                 encode_event(out, self.length(slot), entry, &contexts, &dates, &mut previous);
             }
         }
+        out.end_part();
+        out.u64(u64::from(next));
         // Postings of removed files point at slots without an event: not stored. Without
         // removed files the slots keep their numbers and the lists are copied as they are.
         let renumbered = remap.iter().enumerate().any(|(slot, to)| *to as usize != slot);
         let live = |slot: u32| remap.get(slot as usize).is_some_and(|s| *s != NO_SLOT);
         let stored_terms = (self.dictionary.iter())
-            .filter_map(|(text, &id)| Some((text, self.postings.get(id as usize)?)))
+            .filter_map(|(id, text)| Some((text, self.postings.get(id as usize)?)))
             .filter(|(_, list)| !renumbered || list.iter().any(|p| live(p.slot)));
         // Sorted, so that each term shares a long prefix with the one before it.
-        let mut stored_terms: Vec<(&Box<str>, &PostingList)> = stored_terms.collect();
+        let mut stored_terms: Vec<(&str, &PostingList)> = stored_terms.collect();
         stored_terms.sort_unstable_by_key(|(text, _)| *text);
         out.usize(stored_terms.len());
         let mut previous: &str = "";
@@ -157,143 +165,39 @@ impl Index {
             out.str(text.get(shared..).unwrap_or_default());
             previous = text;
             out.usize(list.len());
-            out.usize(list.bytes().len());
-            out.raw(list.bytes());
+            out.usize(list.stored_len());
+            list.write_stored(|part| out.raw(part));
         }
+        out.end_part();
     }
 
-    /// Decode an index saved by [`Index::encode_into`], with the stored fingerprints;
-    /// trust and v2 preference are resolved afresh. `disk` gives the file on disk of a
-    /// workspace path, for the contents stored as byte ranges.
+    /// Decode an index saved by [`Index::encode_into`] from its two parts, on two
+    /// threads when the machine has them, with the stored fingerprints; trust and v2
+    /// preference are resolved afresh. `disk` gives the file on disk of a workspace path,
+    /// for the contents stored as byte ranges. The callers check the parts' checksums.
     pub(crate) fn decode(
-        input: &mut Reader<'_>,
+        first: &mut Reader<'_>,
+        second: &mut Reader<'_>,
         disk: impl Fn(&str) -> Option<PathBuf>,
-    ) -> Result<(Index, BTreeMap<String, Option<Fingerprint>>), Damaged> {
-        let file_count = input.count()?;
-        let mut listed: Vec<(String, Option<Fingerprint>, u32)> = Vec::with_capacity(file_count);
-        for _ in 0..file_count {
-            let path = input.string()?;
-            let print = if input.bool()? {
-                Some(Fingerprint {
-                    len: input.u64()?,
-                    mtime_ns: input.i64()?,
-                    ctime_ns: input.i64()?,
-                    inode: input.u64()?,
-                })
-            } else {
-                None
-            };
-            listed.push((path, print, input.u32()?));
+    ) -> Result<Decoded, Damaged> {
+        let (events, terms) = if std::thread::available_parallelism().map_or(1, usize::from) >= 2 {
+            std::thread::scope(|scope| {
+                let terms = scope.spawn(|| decode_terms(second));
+                let events = decode_events(first, &disk);
+                // A panic in the decoder is a bug: pass it on unchanged rather than relabel it.
+                (events, terms.join().unwrap_or_else(|bug| std::panic::resume_unwind(bug)))
+            })
+        } else {
+            (decode_events(first, &disk), decode_terms(second))
+        };
+        let (events, terms) = (events?, terms?);
+        if events.slots != terms.slots {
+            return Err(Damaged("parts of different indexes"));
         }
-        let mut index = Index::new();
-        // Every event takes a few bytes: a lying count cannot reserve more than the input.
-        let events = listed.iter().map(|(_, _, len)| *len as usize).fold(0usize, usize::saturating_add);
-        let events = events.min(input.remaining());
-        // Reserved at once: a million slots grown by doubling would be copied twice over.
-        index.slots.reserve_exact(events);
-        index.lengths.reserve_exact(events);
-        let context_count = input.count()?;
-        let mut contexts = Vec::with_capacity(context_count);
-        for _ in 0..context_count {
-            let (headings, speaker_id, speaker_display) = (input.strings()?, input.string()?, input.string()?);
-            let flags = input.u64()?;
-            let speaker_label = match flags & !HAS_SPEAKERS {
-                0 => input.string()?,
-                label => {
-                    Label::from_code(label).ok_or(Damaged("bad speaker label"))?.text(&speaker_id, &speaker_display)
-                }
-            };
-            let mut context = Context {
-                headings,
-                speaker_id,
-                speaker_display,
-                speaker_label,
-                speaker_kind: input.string()?,
-                principal_id: input.string()?,
-                visibility: input.option_string()?,
-                speakers: Vec::new(),
-            };
-            if flags & HAS_SPEAKERS != 0 {
-                context.speakers = context.source_speakers();
-            }
-            contexts.push(index.interner.context(context));
-        }
-        let dates_count = input.count()?;
-        let mut dates = Vec::with_capacity(dates_count);
-        for _ in 0..dates_count {
-            let value = Dates { date: input.option_string()?, dates: input.strings()? };
-            dates.push(index.interner.dates(value));
-        }
-        // Per context number, its events' slots: the speaker lists are filled per context
-        // at the end, not by looking up each event's speakers.
-        let mut context_slots: Vec<Vec<u32>> = vec![Vec::new(); contexts.len()];
-        let shared = Shared { contexts, dates };
-        let mut prints = BTreeMap::new();
-        let mut first = 0u32;
-        for (path, print, len) in listed {
-            let kind = FileKind::of(&path).ok_or(Damaged("path outside topics/ and sources/"))?;
-            let end = first.checked_add(len).ok_or(Damaged("too many events"))?;
-            index.live.grow(end as usize);
-            index.grounded.grow(end as usize);
-            let mut arena = TextArena::default();
-            let mut decoded = Vec::with_capacity((len as usize).min(input.remaining()));
-            let mut previous = Previous::default();
-            let mut on_disk = false;
-            for _ in first..end {
-                let (event, span, is_on_disk) = decode_event(input, &shared, &mut previous, &mut arena)?;
-                on_disk |= is_on_disk;
-                decoded.push((event, span, previous.context));
-            }
-            let disk =
-                if on_disk { Some(disk(&path).ok_or(Damaged("contents on disk without a file"))?) } else { None };
-            let text = arena.finish(&path, disk);
-            for (slot, (parts, span, context)) in (first..).zip(decoded) {
-                let length = parts.length;
-                let event = parts.into_event(&text, span);
-                // Search breaks ties by slot order, which must be (line, event id) order.
-                let previous = index.slots.last().and_then(Option::as_ref).filter(|_| slot > first);
-                if previous.is_some_and(|p| (p.event.line, p.event.event_id()) > (event.line, event.event_id())) {
-                    return Err(Damaged("events out of order"));
-                }
-                index.grounded.set(slot, event.has_refs());
-                if let Some(slots) = context_slots.get_mut(context).filter(|_| !event.context.speakers.is_empty()) {
-                    slots.push(slot);
-                }
-                index.slots.push(Some(Slot { event, kind }));
-                index.lengths.push(length);
-            }
-            if index.files.insert(path.clone(), FileSlots { first, len }).is_some() {
-                return Err(Damaged("a file twice"));
-            }
-            prints.insert(path, print);
-            first = end;
-        }
-        let term_count = input.count()?;
-        let mut dictionary = HashMap::with_capacity_and_hasher(term_count, Default::default());
-        let mut postings = Vec::with_capacity(term_count);
-        let mut text = String::new();
-        for id in 0..term_count {
-            let kept = input.usize()?;
-            if kept > text.len() || !text.is_char_boundary(kept) {
-                return Err(Damaged("bad term prefix"));
-            }
-            text.truncate(kept);
-            text.push_str(input.str()?);
-            let count = input.count()?;
-            let len = input.count()?;
-            let bytes = input.take(len)?.to_vec();
-            postings.push(PostingList::from_bytes(bytes, count, first).ok_or(Damaged("bad posting list"))?);
-            let id = u32::try_from(id).map_err(|_| Damaged("too many terms"))?;
-            if dictionary.insert(text.as_str().into(), id).is_some() {
-                return Err(Damaged("a term twice"));
-            }
-        }
-        if !input.is_empty() {
-            return Err(Damaged("bytes after the index"));
-        }
-        index.dictionary = dictionary;
-        index.postings = postings;
-        for (context, slots) in shared.contexts.iter().zip(context_slots) {
+        let EventsPart { mut index, prints, contexts, context_slots, .. } = events;
+        index.dictionary = terms.dictionary;
+        index.postings = terms.postings;
+        for (context, slots) in contexts.iter().zip(context_slots) {
             for speaker in &context.speakers {
                 index.speaker_slots.entry(speaker.clone()).or_default().extend_from_slice(&slots);
             }
@@ -303,9 +207,16 @@ impl Index {
         index.resolve();
         Ok((index, prints))
     }
-}
 
-impl Index {
+    /// [`Index::decode`] of a whole payload in memory (its checksums not checked).
+    #[cfg(test)]
+    pub(crate) fn decode_payload(payload: &[u8], disk: impl Fn(&str) -> Option<PathBuf>) -> Result<Decoded, Damaged> {
+        let (mut first, mut second) = split_parts(payload).ok_or(Damaged("bad part length"))?;
+        let (first_len, second_len) = (first.len() as u64, second.len() as u64);
+        let mut first = Reader::streaming(&mut first, first_len);
+        Index::decode(&mut first, &mut Reader::streaming(&mut second, second_len), disk)
+    }
+
     /// The index with freed slots and unused terms dropped, through its encoding (see
     /// `Index::rebuild`); `None` if it does not decode, which would be a bug.
     pub(super) fn compacted(&self) -> Option<Index> {
@@ -314,14 +225,169 @@ impl Index {
             .collect();
         let mut out = Writer::default();
         self.encode_into(&BTreeMap::new(), &mut out);
-        let mut bytes = out.bytes.as_slice();
-        let len = bytes.len() as u64;
-        let (index, _) = Index::decode(&mut Reader::streaming(&mut bytes, len), |path| {
-            disks.get(path).map(|disk| disk.to_path_buf())
-        })
+        let (mut first, mut second) = out.memory_parts()?;
+        let (first_len, second_len) = (first.len() as u64, second.len() as u64);
+        let (index, _) = Index::decode(
+            &mut Reader::streaming(&mut first, first_len),
+            &mut Reader::streaming(&mut second, second_len),
+            |path| disks.get(path).map(|disk| disk.to_path_buf()),
+        )
         .ok()?;
         Some(index)
     }
+}
+
+/// A decoded index and the fingerprints stored with it.
+pub(crate) type Decoded = (Index, BTreeMap<String, Option<Fingerprint>>);
+
+/// The first part of a payload, decoded: the files and their events.
+struct EventsPart {
+    index: Index,
+    prints: BTreeMap<String, Option<Fingerprint>>,
+    contexts: Vec<Arc<Context>>,
+    /// Per context number, its events' slots: the speaker lists are filled per context
+    /// at the end, not by looking up each event's speakers.
+    context_slots: Vec<Vec<u32>>,
+    /// The number of slots.
+    slots: u32,
+}
+
+/// The second part of a payload, decoded: the terms and their postings.
+struct TermsPart {
+    dictionary: Terms,
+    postings: Vec<PostingList>,
+    /// The number of slots the postings point into.
+    slots: u32,
+}
+
+fn decode_events(input: &mut Reader<'_>, disk: &impl Fn(&str) -> Option<PathBuf>) -> Result<EventsPart, Damaged> {
+    let file_count = input.count()?;
+    let mut listed: Vec<(String, Option<Fingerprint>, u32)> = Vec::with_capacity(file_count);
+    for _ in 0..file_count {
+        let path = input.string()?;
+        let print = if input.bool()? {
+            Some(Fingerprint { len: input.u64()?, mtime_ns: input.i64()?, ctime_ns: input.i64()?, inode: input.u64()? })
+        } else {
+            None
+        };
+        listed.push((path, print, input.u32()?));
+    }
+    let mut index = Index::new();
+    // Every event takes a few bytes: a lying count cannot reserve more than the input.
+    let events = listed.iter().map(|(_, _, len)| *len as usize).fold(0usize, usize::saturating_add);
+    let events = events.min(input.remaining());
+    // Reserved at once: a million slots grown by doubling would be copied twice over.
+    index.slots.reserve_exact(events);
+    index.lengths.reserve_exact(events);
+    let context_count = input.count()?;
+    let mut contexts = Vec::with_capacity(context_count);
+    for _ in 0..context_count {
+        let (headings, speaker_id, speaker_display) = (input.strings()?, input.string()?, input.string()?);
+        let flags = input.u64()?;
+        let speaker_label = match flags & !HAS_SPEAKERS {
+            0 => input.string()?,
+            label => Label::from_code(label).ok_or(Damaged("bad speaker label"))?.text(&speaker_id, &speaker_display),
+        };
+        let mut context = Context {
+            headings,
+            speaker_id,
+            speaker_display,
+            speaker_label,
+            speaker_kind: input.string()?,
+            principal_id: input.string()?,
+            visibility: input.option_string()?,
+            speakers: Vec::new(),
+        };
+        if flags & HAS_SPEAKERS != 0 {
+            context.speakers = context.source_speakers();
+        }
+        contexts.push(index.interner.adopt_context(context));
+    }
+    let dates_count = input.count()?;
+    let mut dates = Vec::with_capacity(dates_count);
+    for _ in 0..dates_count {
+        let value = Dates { date: input.option_string()?, dates: input.strings()? };
+        dates.push(index.interner.adopt_dates(value));
+    }
+    let mut context_slots: Vec<Vec<u32>> = vec![Vec::new(); contexts.len()];
+    let shared = Shared { contexts, dates };
+    let mut prints = BTreeMap::new();
+    let mut first = 0u32;
+    let mut decoded = Vec::new();
+    for (path, print, len) in listed {
+        let kind = FileKind::of(&path).ok_or(Damaged("path outside topics/ and sources/"))?;
+        let end = first.checked_add(len).ok_or(Damaged("too many events"))?;
+        index.live.grow(end as usize);
+        index.grounded.grow(end as usize);
+        let mut arena = TextArena::default();
+        decoded.clear();
+        decoded.reserve((len as usize).min(input.remaining()));
+        let mut previous = Previous::default();
+        let mut on_disk = false;
+        for _ in first..end {
+            let (event, span, is_on_disk) = decode_event(input, &shared, &mut previous, &mut arena)?;
+            on_disk |= is_on_disk;
+            decoded.push((event, span, previous.context));
+        }
+        let disk = if on_disk { Some(disk(&path).ok_or(Damaged("contents on disk without a file"))?) } else { None };
+        let text = arena.finish(&path, disk);
+        for (slot, (parts, span, context)) in (first..).zip(decoded.drain(..)) {
+            let length = parts.length;
+            let event = parts.into_event(&text, span);
+            // Search breaks ties by slot order, which must be (line, event id) order.
+            let previous = index.slots.last().and_then(Option::as_ref).filter(|_| slot > first);
+            if previous.is_some_and(|p| (p.event.line, p.event.event_id()) > (event.line, event.event_id())) {
+                return Err(Damaged("events out of order"));
+            }
+            index.grounded.set(slot, event.has_refs());
+            if let Some(slots) = context_slots.get_mut(context).filter(|_| !event.context.speakers.is_empty()) {
+                slots.push(slot);
+            }
+            index.slots.push(Some(Slot { event, kind }));
+            index.lengths.push(length);
+        }
+        if index.files.insert(path.clone(), FileSlots { first, len }).is_some() {
+            return Err(Damaged("a file twice"));
+        }
+        prints.insert(path, print);
+        first = end;
+    }
+    if !input.is_empty() {
+        return Err(Damaged("bytes after the events"));
+    }
+    Ok(EventsPart { index, prints, contexts: shared.contexts, context_slots, slots: first })
+}
+
+fn decode_terms(input: &mut Reader<'_>) -> Result<TermsPart, Damaged> {
+    let slots = input.u32()?;
+    let term_count = input.count()?;
+    let mut dictionary = Terms::with_capacity(term_count, 0);
+    let mut postings = Vec::with_capacity(term_count);
+    let mut text = String::new();
+    for id in 0..term_count {
+        let kept = input.usize()?;
+        if kept > text.len() || !text.is_char_boundary(kept) {
+            return Err(Damaged("bad term prefix"));
+        }
+        let rest = input.str()?;
+        // Strictly ascending, so each term is there once: the part after the shared
+        // prefix sorts after the previous term's.
+        if id > 0 && rest.as_bytes() <= text.as_bytes().get(kept..).unwrap_or_default() {
+            return Err(Damaged("terms out of order"));
+        }
+        text.truncate(kept);
+        text.push_str(rest);
+        let count = input.count()?;
+        let len = input.count()?;
+        let bytes = input.take(len)?.to_vec();
+        postings.push(PostingList::from_bytes(bytes, count, slots).ok_or(Damaged("bad posting list"))?);
+        dictionary.push_unindexed(&text).ok_or(Damaged("too many terms"))?;
+    }
+    if !input.is_empty() {
+        return Err(Damaged("bytes after the index"));
+    }
+    dictionary.index_all();
+    Ok(TermsPart { dictionary, postings, slots })
 }
 
 /// The trust to store for a slot: a source event's own (its file says it); a topic

@@ -443,6 +443,11 @@ pub(crate) struct Interner {
     /// The contexts used last (a thread's few speakers take turns), found by comparing
     /// fields before the speakers are casefolded and the whole context hashed.
     recent: Vec<Arc<Context>>,
+    /// The dates used last (a thread's events share days).
+    recent_dates: Option<Arc<Dates>>,
+    /// Values a loaded cache holds (each once), not yet in the sets: they are hashed only
+    /// when an event is next stored, so that opening an unchanged workspace hashes none.
+    adopted: (Vec<Arc<Context>>, Vec<Arc<Dates>>),
 }
 
 /// How many recently used contexts [`Interner::store`] compares an event with.
@@ -450,11 +455,42 @@ const RECENT_CONTEXTS: usize = 8;
 
 impl Interner {
     pub(crate) fn context(&mut self, context: Context) -> Arc<Context> {
+        self.index_adopted();
         intern(&mut self.contexts, context)
     }
 
     pub(crate) fn dates(&mut self, dates: Dates) -> Arc<Dates> {
+        self.index_adopted();
         intern(&mut self.dates, dates)
+    }
+
+    /// Share a context a loaded cache holds once (see [`Interner::adopt_dates`]).
+    pub(crate) fn adopt_context(&mut self, context: Context) -> Arc<Context> {
+        let shared = Arc::new(context);
+        self.adopted.0.push(Arc::clone(&shared));
+        shared
+    }
+
+    /// Share dates a loaded cache holds once: an equal value stored later gets this one.
+    pub(crate) fn adopt_dates(&mut self, dates: Dates) -> Arc<Dates> {
+        let shared = Arc::new(dates);
+        self.adopted.1.push(Arc::clone(&shared));
+        shared
+    }
+
+    /// Put the adopted values into the sets (an equal value already there wins).
+    fn index_adopted(&mut self) {
+        let (contexts, dates) = std::mem::take(&mut self.adopted);
+        for context in contexts {
+            if !self.contexts.contains(&context) {
+                self.contexts.insert(context);
+            }
+        }
+        for value in dates {
+            if !self.dates.contains(&value) {
+                self.dates.insert(value);
+            }
+        }
     }
 
     /// The compact form of `event`, whose id and content are at `span` of `file`.
@@ -488,9 +524,18 @@ impl Interner {
         } else {
             Refs::List(event.refs.into_iter().map(String::into_boxed_str).collect())
         };
+        let dates = match self.recent_dates.as_ref().filter(|last| last.date == event.date && last.dates == event.dates)
+        {
+            Some(last) => Arc::clone(last),
+            None => {
+                let dates = self.dates(Dates { date: event.date, dates: event.dates });
+                self.recent_dates = Some(Arc::clone(&dates));
+                dates
+            }
+        };
         StoredEvent {
             context,
-            dates: self.dates(Dates { date: event.date, dates: event.dates }),
+            dates,
             file: Arc::clone(file),
             span,
             refs,
@@ -504,6 +549,8 @@ impl Interner {
     /// Forget values no event holds any more.
     pub(crate) fn prune(&mut self) {
         self.recent.clear();
+        self.recent_dates = None;
+        self.index_adopted();
         self.contexts.retain(|value| Arc::strong_count(value) > 1);
         self.dates.retain(|value| Arc::strong_count(value) > 1);
     }

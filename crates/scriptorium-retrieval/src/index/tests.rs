@@ -174,8 +174,7 @@ fn stored_events_come_back_whole() {
     assert!(index.events_in("sources/p/_v2/none.md").is_empty());
     // The same through the cache bytes.
     let bytes = index.encode(&BTreeMap::new());
-    let (loaded, _) =
-        Index::decode(&mut crate::cache::codec::Reader::new(&bytes), |_| None).expect("decodes what it encoded");
+    let (loaded, _) = Index::decode_payload(&bytes, |_| None).expect("decodes what it encoded");
     assert_eq!(loaded.events().cloned().collect::<Vec<_>>(), given);
 }
 
@@ -222,4 +221,50 @@ fn records_are_located_whatever_their_whitespace_comments_and_links() {
     let mut bad = text.as_bytes().to_vec();
     bad.push(0xff);
     assert_eq!(stored::locate_records(path, &bad, &events[..1]), [None]);
+}
+
+/// A payload of no events whose part 2 lists `terms` (kept prefix, rest), each with no
+/// postings, for `slots` slots.
+fn terms_payload(slots: u64, terms: &[(usize, &str)]) -> Vec<u8> {
+    use crate::cache::codec::Writer;
+    let mut out = Writer::default();
+    (0..3).for_each(|_| out.usize(0)); // no files, contexts or dates
+    out.end_part();
+    out.u64(slots);
+    out.usize(terms.len());
+    for (kept, rest) in terms {
+        out.usize(*kept);
+        out.str(rest);
+        out.usize(0);
+        out.usize(0);
+    }
+    out.into_payload()
+}
+
+#[test]
+fn terms_load_only_sorted_once_and_for_these_events() {
+    let loaded = Index::decode_payload(&terms_payload(0, &[(0, "apple"), (3, "ly"), (0, "b")]), |_| None);
+    let (index, _) = loaded.expect("sorted terms load");
+    assert_eq!(index.dictionary.get("apply"), Some(1));
+    assert_eq!(index.dictionary.get("b"), Some(2));
+    assert_eq!(index.dictionary.get("app"), None);
+    let damage = |payload: Vec<u8>| Index::decode_payload(&payload, |_| None).err().map(|damage| damage.0);
+    assert_eq!(damage(terms_payload(0, &[(0, "b"), (0, "a")])), Some("terms out of order"));
+    assert_eq!(damage(terms_payload(0, &[(0, "ab"), (2, "")])), Some("terms out of order"));
+    assert_eq!(damage(terms_payload(0, &[(0, "ab"), (1, "b")])), Some("terms out of order"));
+    assert_eq!(damage(terms_payload(0, &[(0, "a"), (2, "b")])), Some("bad term prefix"));
+    assert_eq!(damage(terms_payload(5, &[(0, "a")])), Some("parts of different indexes"));
+}
+
+#[test]
+fn contexts_and_dates_loaded_from_a_cache_are_shared_with_later_events() {
+    let (first, second) = ("sources/p/_v2/t.md", "sources/p/_v2/u.md");
+    let mut saved = Index::new();
+    saved.apply([upsert(first, vec![event(first, 1, "p/t/m1", "one", &[])])]);
+    let (mut index, _) = Index::decode_payload(&saved.encode(&BTreeMap::new()), |_| None).expect("decodes");
+    index.apply([upsert(second, vec![event(second, 1, "p/u/m1", "two", &[])])]);
+    let (a, b) = (index.slot(0).expect("loaded"), index.slot(1).expect("added"));
+    assert!(std::sync::Arc::ptr_eq(&a.event.context, &b.event.context));
+    assert!(std::sync::Arc::ptr_eq(&a.event.dates, &b.event.dates));
+    assert_eq!(index.events().count(), 2);
 }

@@ -4,49 +4,170 @@
 //! The exact raw score is a left-to-right sum over every query token, so its cost is
 //! tokens × candidates. Instead each candidate first gets a cheap estimate, `base` plus,
 //! per term it holds, `(score − idf·δ) × the term's token count`: one addition per
-//! (term, holder). Estimate and exact sum are sums of the same floats in a different
-//! order, so they differ by at most [`QueryRun::error_bound`]. The exact sum is then
-//! computed only for the candidates whose estimate can reach the maximum or the result;
-//! every other candidate provably ranks below the result, so rankings and scores are
-//! unchanged.
+//! (term, holder), made as the posting is decoded, into a per-slot sum (so each term's
+//! pass touches memory in slot order only). Estimate and exact sum are sums of the same
+//! floats in a different order, so they differ by at most [`QueryRun::error_bound`]. The
+//! exact sum is then computed only for the candidates whose estimate can reach the
+//! maximum or the result, reading their occurrences back from the posting lists (only
+//! the blocks holding them); every other candidate provably ranks below the result, so
+//! rankings and scores are unchanged.
 
-use super::select::Best;
-use super::{QueryRun, memoised_score};
-use crate::index::Occurrence;
-use crate::rules::SOURCE_GROUNDED;
+use std::ops::Range;
+
+use super::candidate_postings::CandidatePostings;
+use super::scratch::{Scratch, UNSEEN};
+use super::select::{BAND_REACH, Best};
+use super::{MEMO_LEN, MEMO_TF, QueryRun, TermsRead, memoised_score};
+use crate::bm25::{Bm25Statistics, Bm25Weight, length_norm};
+use crate::index::{Occurrence, Posting};
+use crate::rules::{MIN_RULE_TOKEN_CHARS, SOURCE_GROUNDED};
 
 /// Queries with more tokens than this are scored by estimate first.
 pub(super) const EXACT_TOKENS_MAX: usize = 8;
 
-impl QueryRun<'_> {
-    /// Estimates for every matched candidate in `raws`, the exact maximum in `max_raw`.
-    pub(super) fn score_by_estimate(&mut self, average_len: f64) {
-        let base = self.exact_base();
-        let width = self.terms.len();
-        let mut token_counts = vec![0u32; width];
-        for &term in &self.positions {
-            if let Some(count) = token_counts.get_mut(term) {
-                *count += 1;
-            }
+/// The memo of one term's estimate shares, `count·(score − idf·δ)`, by (tf, length).
+const DELTA_ROWS: usize = MEMO_TF as usize;
+const DELTA_WIDTH: usize = MEMO_LEN as usize + 1;
+
+/// Read the postings of a long query once, term by term: number the matched candidates
+/// and add each posting's share of its candidate's estimate (`Scratch::raws`, without
+/// `base`) as it is decoded. Holders are listed only for the long terms, which the rules
+/// read; the exact sums look the others up in the posting lists ([`QueryRun::exact_raws`]).
+pub(super) fn estimate_terms(
+    postings: &CandidatePostings<'_>,
+    texts: &[String],
+    positions: &[usize],
+    scratch: &mut Scratch,
+) -> TermsRead {
+    let (docs, tokens) = postings.candidates();
+    let index = postings.index;
+    let mut token_counts = vec![0u32; texts.len()];
+    for &term in positions {
+        if let Some(count) = token_counts.get_mut(term) {
+            *count += 1;
         }
-        let super::Scratch { matched, lengths, holders, raws, term_scores, .. } = &mut self.scratch;
-        raws.clear();
-        raws.resize(matched.len(), 0.0);
-        for (term, query_term) in self.terms.iter().enumerate() {
-            let Some(weight) = query_term.weight else { continue };
-            let count = f64::from(token_counts.get(term).copied().unwrap_or(0));
-            let absent = weight.absent_score();
-            for &(m, occurrence) in holders.get(query_term.holders.clone()).unwrap_or_default() {
-                let length = lengths.get(m as usize).copied().unwrap_or(0);
-                let score = memoised_score(term_scores, term, weight, occurrence.tf(), length, average_len);
-                if let Some(raw) = raws.get_mut(m as usize) {
-                    *raw += count * (score - absent);
+    }
+    let mut weights = Vec::with_capacity(texts.len());
+    let mut spans = Vec::with_capacity(texts.len());
+    let Scratch { seen, matched, lengths, holders, raws, deltas, sums, kept, .. } = scratch;
+    // Sums by slot: each term's postings then touch memory in slot order only.
+    if sums.len() < seen.len() {
+        sums.resize(seen.len(), 0.0);
+    }
+    for (text, &count) in texts.iter().zip(&token_counts) {
+        let (first_holder, first_found) = (holders.len(), matched.len());
+        // Filtered: the candidates' postings are kept for the second look the weight
+        // needs (their count is the df), rather than decoded and tested twice.
+        let mut kept_len = 0;
+        let df = if postings.every_slot() {
+            postings.index.posting_list(text).len() as u64
+        } else {
+            kept_len = postings.collect(text, kept);
+            kept_len as u64
+        };
+        let weight = Bm25Weight::for_term(&TermStats { docs, tokens, df }, text);
+        if let Some(weight) = weight {
+            let (count, absent, average_len) = (f64::from(count), weight.absent_score(), weight.average_len());
+            let long = text.chars().count() >= MIN_RULE_TOKEN_CHARS;
+            deltas.clear();
+            deltas.resize(DELTA_ROWS * DELTA_WIDTH, f64::NAN);
+            let mut add = posting_visitor(
+                #[inline(always)]
+                |posting: Posting| {
+                    let slot = posting.slot;
+                    let occurrence = posting.occurrence();
+                    let (Some(sum), length, tf) = (sums.get_mut(slot as usize), index.length(slot), occurrence.tf())
+                    else {
+                        return;
+                    };
+                    // Rows tf 1..=3, columns the lengths below `MEMO_LEN` and one that is
+                    // never filled (longer documents); any other tf falls outside.
+                    let at = tf.wrapping_sub(1) as usize * DELTA_WIDTH + length.min(MEMO_LEN) as usize;
+                    let delta = match deltas.get(at) {
+                        Some(&delta) if !delta.is_nan() => delta,
+                        _ => {
+                            // The float `memoised_score` gives, so estimates stay as they were.
+                            let score = weight.score_with_norm(tf, length_norm(length, average_len));
+                            let delta = count * (score - absent);
+                            if length < MEMO_LEN
+                                && let Some(cell) = deltas.get_mut(at)
+                            {
+                                *cell = delta;
+                            }
+                            delta
+                        }
+                    };
+                    // Every share is positive (tf ≥ 1, idf > 0): a sum still 0 is a
+                    // candidate met first, numbered now.
+                    if *sum == 0.0
+                        && delta > 0.0
+                        && let Some(entry) = seen.get_mut(slot as usize)
+                    {
+                        *entry = u32::try_from(matched.len()).unwrap_or(UNSEEN);
+                        matched.push(slot);
+                        lengths.push(length);
+                    }
+                    *sum += delta;
+                    if long && let Some(&entry) = seen.get(slot as usize) {
+                        holders.push((entry, occurrence));
+                    }
+                },
+            );
+            // Plain loops calling `add` directly, so that it is inlined.
+            if postings.every_slot() {
+                for posting in index.postings(text) {
+                    add(posting);
+                }
+            } else {
+                for &posting in kept.get(..kept_len).unwrap_or_default() {
+                    add(posting);
                 }
             }
         }
-        raws.iter_mut().for_each(|raw| *raw += base);
+        weights.push(weight);
+        spans.push((first_holder..holders.len(), first_found..matched.len()));
+    }
+    raws.clear();
+    for &slot in matched.iter() {
+        if let Some(sum) = sums.get_mut(slot as usize) {
+            raws.push(std::mem::take(sum));
+        }
+    }
+    (weights, spans)
+}
+
+/// `visit` itself: a closure given as an argument can be marked `#[inline(always)]`.
+fn posting_visitor<F: FnMut(Posting)>(visit: F) -> F {
+    visit
+}
+
+/// The statistics of one term over the candidates.
+struct TermStats {
+    docs: u64,
+    tokens: u64,
+    df: u64,
+}
+
+impl Bm25Statistics for TermStats {
+    fn total_num_docs(&self) -> u64 {
+        self.docs
+    }
+
+    fn total_num_tokens(&self) -> u64 {
+        self.tokens
+    }
+
+    fn doc_freq(&self, _term: &str) -> u64 {
+        self.df
+    }
+}
+
+impl QueryRun<'_> {
+    /// After [`estimate_terms`]: the estimates in `raws`, and the exact maximum in `max_raw`.
+    pub(super) fn finish_estimate(&mut self) {
+        let base = self.exact_base();
+        self.scratch.raws.iter_mut().for_each(|raw| *raw += base);
         self.base = base;
-        self.estimated = true;
         let epsilon = self.error_bound();
         let top = self.scratch.raws.iter().copied().fold(0.0, f64::max);
         // The exact maximum is among the candidates whose estimate is within 2ε of the
@@ -95,10 +216,16 @@ impl QueryRun<'_> {
         // one addition.
         let slack = 2.0 * self.error_bound() / self.max_raw + 1e-12;
         let mut best = Best::new(top_k);
+        let ceiling = self.adjustment_ceiling(rerank, dates);
         let mut estimates = Vec::with_capacity(self.scratch.matched.len());
         for (m, (&slot, &raw)) in self.scratch.matched.iter().zip(&self.scratch.raws).enumerate() {
-            let adjustment = if rerank { self.adjustment(m, slot, dates) } else { 0.0 };
             let lexical = self.lexical(raw);
+            // Below the floor of any k-th estimate to come even with the largest adjustment.
+            if lexical + ceiling < best.least() - 2.0 * slack - BAND_REACH {
+                estimates.push(f64::NEG_INFINITY);
+                continue;
+            }
+            let adjustment = if rerank { self.adjustment(m, slot, dates) } else { 0.0 };
             let estimate = lexical + adjustment;
             // Only rows the drop rule keeps may set the cut; a dropped one stays a
             // survivor if high enough, which is merely conservative.
@@ -111,7 +238,7 @@ impl QueryRun<'_> {
         let Some(kth) = best.kth() else { return Vec::new() };
         // The exact k-th score is at least `kth − slack`, and the rounding band around it
         // starts at most 10⁻⁶ (plus float error) below it.
-        let floor = kth - 2.0 * slack - 3e-6;
+        let floor = kth - 2.0 * slack - BAND_REACH;
         let survivors: Vec<usize> =
             estimates.iter().enumerate().filter(|(_, estimate)| **estimate >= floor).map(|(m, _)| m).collect();
         self.exact_raws(&survivors);
@@ -122,37 +249,33 @@ impl QueryRun<'_> {
     /// summed as [`QueryRun::score`] sums them: per query token, from `0.0`.
     fn exact_raws(&mut self, ms: &[usize]) {
         let width = self.terms.len();
-        let mut pick = vec![u32::MAX; self.scratch.matched.len()];
-        for (at, &m) in ms.iter().enumerate() {
-            if let Some(entry) = pick.get_mut(m) {
-                *entry = u32::try_from(at).unwrap_or(u32::MAX);
-            }
-        }
+        // Their slots in order (each with its row), as ranges for the posting lists.
+        let mut rows: Vec<(u32, usize)> =
+            ms.iter().enumerate().filter_map(|(at, &m)| Some((*self.scratch.matched.get(m)?, at))).collect();
+        rows.sort_unstable();
+        let ranges: Vec<Range<u32>> = rows.iter().map(|&(slot, _)| slot..slot.saturating_add(1)).collect();
         let mut table = vec![Occurrence::ABSENT; ms.len() * width];
-        if ms.len() * width * 32 < self.scratch.holders.len() {
-            // Few candidates: look each one up in the posting lists.
-            for (at, &m) in ms.iter().enumerate() {
-                let Some(&slot) = self.scratch.matched.get(m) else { continue };
-                for (term, query_term) in self.terms.iter().enumerate() {
-                    if let Some(cell) = table.get_mut(at * width + term) {
-                        *cell = query_term.occurrence(&self.scratch, slot);
-                    }
-                }
+        for (term, query_term) in self.terms.iter().enumerate() {
+            if query_term.weight.is_none() {
+                continue;
             }
-        } else {
-            for (term, query_term) in self.terms.iter().enumerate() {
-                for &(m, occurrence) in self.scratch.holders.get(query_term.holders.clone()).unwrap_or_default() {
-                    let Some(&at) = pick.get(m as usize).filter(|at| **at != u32::MAX) else { continue };
-                    if let Some(cell) = table.get_mut(at as usize * width + term) {
-                        *cell = occurrence;
-                    }
+            let mut next = 0;
+            self.index.posting_list(&query_term.text).for_each_within(&ranges, |posting| {
+                while rows.get(next).is_some_and(|&(slot, _)| slot < posting.slot) {
+                    next += 1;
                 }
-            }
+                if let Some(&(slot, at)) = rows.get(next)
+                    && slot == posting.slot
+                    && let Some(cell) = table.get_mut(at * width + term)
+                {
+                    *cell = posting.occurrence();
+                }
+            });
         }
         let average_len = self.terms.iter().find_map(|term| term.weight).map_or(1.0, |w| w.average_len());
         let tokens: Vec<(usize, crate::bm25::Bm25Weight)> =
             self.positions.iter().filter_map(|&term| Some((term, self.terms.get(term)?.weight?))).collect();
-        let super::Scratch { lengths, raws, term_scores, .. } = &mut self.scratch;
+        let Scratch { lengths, raws, term_scores, .. } = &mut self.scratch;
         for (at, &m) in ms.iter().enumerate() {
             let row = table.get(at * width..(at + 1) * width).unwrap_or_default();
             let length = lengths.get(m).copied().unwrap_or(0);

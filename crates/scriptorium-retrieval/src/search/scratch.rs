@@ -3,7 +3,7 @@
 
 use std::cell::RefCell;
 
-use crate::index::Occurrence;
+use crate::index::{Occurrence, Posting};
 
 /// Per-slot marker in [`Scratch::seen`] for a slot no query term reached.
 pub(super) const UNSEEN: u32 = u32::MAX;
@@ -32,6 +32,14 @@ pub(super) struct Scratch {
     pub(super) finals: Vec<f64>,
     /// Memoised term scores by (term, tf, length); NaN where not computed yet.
     pub(super) term_scores: Vec<f64>,
+    /// The same for the one term a long query is reading (see `bounded`).
+    pub(super) deltas: Vec<f64>,
+    /// Per slot: a long query's estimate of the candidate there, before `raws` takes it;
+    /// all 0 between queries.
+    pub(super) sums: Vec<f64>,
+    /// The postings of one term at the candidates of a filtered long query: a prefix of
+    /// it (it only grows, see `CandidatePostings::collect`).
+    pub(super) kept: Vec<Posting>,
 }
 
 thread_local! {

@@ -17,20 +17,40 @@ use crate::round::round6;
 pub(super) struct Best {
     limit: usize,
     heap: BinaryHeap<Reverse<Total>>,
+    /// The least score kept once `limit` are kept (−∞ before): most offers are below
+    /// it, and one comparison turns them away.
+    least: f64,
 }
 
 impl Best {
     pub(super) fn new(limit: usize) -> Self {
-        Best { limit: limit.max(1), heap: BinaryHeap::with_capacity(limit.max(1) + 1) }
+        Best { limit: limit.max(1), heap: BinaryHeap::with_capacity(limit.max(1) + 1), least: f64::NEG_INFINITY }
     }
 
+    #[inline]
     pub(super) fn offer(&mut self, score: f64) {
         if self.heap.len() < self.limit {
             self.heap.push(Reverse(Total(score)));
-        } else if self.heap.peek().is_some_and(|Reverse(least)| score > least.0) {
-            self.heap.pop();
-            self.heap.push(Reverse(Total(score)));
+            self.note_least();
+        } else if score > self.least {
+            // Replace the least in place: one sift instead of a pop and a push.
+            if let Some(mut least) = self.heap.peek_mut() {
+                *least = Reverse(Total(score));
+            }
+            self.note_least();
         }
+    }
+
+    fn note_least(&mut self) {
+        if self.heap.len() >= self.limit {
+            self.least = self.heap.peek().map_or(f64::NEG_INFINITY, |Reverse(least)| least.0);
+        }
+    }
+
+    /// The least score kept once `limit` are kept, −∞ before: the `limit`-th largest
+    /// score of all offers can only be higher.
+    pub(super) fn least(&self) -> f64 {
+        self.least
     }
 
     /// The `limit`-th largest score offered (the least one when fewer were offered).
@@ -62,6 +82,10 @@ impl Ord for Total {
         self.0.total_cmp(&other.0)
     }
 }
+
+/// How far below `kth` a score may lie and still be in [`Band::around`] it: the band
+/// starts at most 2·10⁻⁶ below, and a score lower than `kth − BAND_REACH` is outside.
+pub(super) const BAND_REACH: f64 = 3e-6;
 
 /// The unrounded scores that round to `round6(kth)`: `low <= score < high`.
 #[derive(Clone, Copy, Debug, PartialEq)]

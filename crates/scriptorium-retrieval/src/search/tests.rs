@@ -381,3 +381,42 @@ proptest! {
         prop_assert_eq!(got, naive_search(&live, &query, &options));
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+
+    /// Long queries (more than `EXACT_TOKENS_MAX` tokens) read each posting list once,
+    /// adding estimates by slot as they decode, and look the exact sums up in the posting
+    /// lists: they rank exactly as brute force, with and without filters, with and without
+    /// dead slots (a removed file).
+    #[test]
+    fn long_queries_equal_brute_force_over_blocks(
+        seed in any::<u64>(),
+        size in 100usize..900,
+        query in prop::collection::vec(0..COMMON_WORDS.len() + 1, 3..14),
+        top_k in 1usize..14,
+        rerank in any::<bool>(),
+        speaker in any::<bool>(),
+        prefix in prop::option::of(prop::sample::select(vec!["b", "sources/q", "topics"])),
+        remove in any::<bool>(),
+    ) {
+        let (mut index, mut live) = blocky_corpus(seed, size);
+        if remove {
+            index.apply([FileChange::Remove { path: "topics/b/c.md".to_owned() }]);
+            live = index.events().cloned().collect();
+        }
+        // A run of five characters alone gives ten tokens.
+        let mut words: Vec<&str> = vec!["预算会议的"];
+        words.extend(query.iter().map(|w| COMMON_WORDS.get(*w).copied().unwrap_or("absent")));
+        let query = words.join(" ");
+        prop_assert!(tokenize(&query).len() > EXACT_TOKENS_MAX);
+        let filters = Filters {
+            speaker: speaker.then(|| "dave".to_owned()),
+            path_prefix: prefix.map(str::to_owned),
+            ..Filters::default()
+        };
+        let options = Bm25Options { top_k, rerank, filters };
+        let got = rows(&index.search(&query, &options).expect("search"));
+        prop_assert_eq!(got, naive_search(&live, &query, &options));
+    }
+}

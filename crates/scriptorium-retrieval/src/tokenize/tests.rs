@@ -87,3 +87,47 @@ fn fast_paths_agree_with_the_tables() {
         assert!(!FOLD_FREE.iter().any(|&(low, high)| (low..=high).contains(&from)), "U+{from:04X} folds");
     }
 }
+
+/// The tokenizer before its verbatim-run shortcut: every word character folded into a
+/// buffer, one at a time.
+fn tokens_by_folding_every_character(text: &str) -> Vec<String> {
+    let mut tokens = Vec::new();
+    let (mut folded, mut chars, mut all_cjk) = (String::new(), 0usize, true);
+    for c in text.chars().chain(['.']) {
+        if is_word_char(c) {
+            if chars == 0 {
+                folded.clear();
+                all_cjk = true;
+            }
+            push_casefold(&mut folded, c);
+            chars += 1;
+            all_cjk &= is_cjk(c);
+        } else if chars > 0 {
+            finish_run(&folded, chars, all_cjk, &mut |token: &str| tokens.push(token.to_owned()));
+            chars = 0;
+        }
+    }
+    tokens
+}
+
+proptest::proptest! {
+    #[test]
+    fn verbatim_runs_tokenize_as_folding_every_character(
+        parts in proptest::collection::vec(
+            proptest::sample::select(vec![
+                "abc", "x1", "Ab", "ZZ", "ß", "İ", "京都", "市", "ラー", "한", "_", " ", "-", "9", "ﬁ", "é", "e\u{301}", "ह\u{93f}",
+            ]),
+            0..12,
+        )
+    ) {
+        let text: String = parts.concat();
+        proptest::prop_assert_eq!(tokenize(&text), tokens_by_folding_every_character(&text));
+    }
+}
+
+#[test]
+fn verbatim_and_folded_runs_mix() {
+    assert_eq!(tokenize("abc Abc aBC abcß 京a a京 x"), ["abc", "abc", "abc", "abcss", "京a", "a京", "x"]);
+    assert_eq!(tokenize("end9"), ["end9"]);
+    assert_eq!(tokenize("京都"), ["京都", "京", "都", "京都"]);
+}
