@@ -150,36 +150,39 @@ impl std::fmt::Display for Explanation {
     }
 }
 
+/// The statistics of one term, already counted: every term has the same `df`.
+pub(crate) struct TermStats {
+    pub(crate) docs: u64,
+    pub(crate) tokens: u64,
+    pub(crate) df: u64,
+}
+
+impl Bm25Statistics for TermStats {
+    fn total_num_docs(&self) -> u64 {
+        self.docs
+    }
+
+    fn total_num_tokens(&self) -> u64 {
+        self.tokens
+    }
+
+    fn doc_freq(&self, _term: &str) -> u64 {
+        self.df
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    struct Fixed {
-        docs: u64,
-        tokens: u64,
-        df: u64,
-    }
-
-    impl Bm25Statistics for Fixed {
-        fn total_num_docs(&self) -> u64 {
-            self.docs
-        }
-        fn total_num_tokens(&self) -> u64 {
-            self.tokens
-        }
-        fn doc_freq(&self, _term: &str) -> u64 {
-            self.df
-        }
-    }
-
     #[test]
     fn absent_term_has_no_weight() {
-        assert_eq!(Bm25Weight::for_term(&Fixed { docs: 3, tokens: 30, df: 0 }, "x"), None);
+        assert_eq!(Bm25Weight::for_term(&TermStats { docs: 3, tokens: 30, df: 0 }, "x"), None);
     }
 
     #[test]
     fn score_follows_bm25_plus() {
-        let weight = Bm25Weight::for_term(&Fixed { docs: 4, tokens: 40, df: 2 }, "x").expect("present");
+        let weight = Bm25Weight::for_term(&TermStats { docs: 4, tokens: 40, df: 2 }, "x").expect("present");
         assert_eq!(weight.idf(), (5.0f64 / 2.0).ln());
         // tf = 0 still earns idf·δ.
         assert_eq!(weight.score(0, 10), weight.idf() * DELTA);

@@ -18,7 +18,7 @@ use super::candidate_postings::CandidatePostings;
 use super::scratch::{Scratch, UNSEEN};
 use super::select::{BAND_REACH, Best};
 use super::{MEMO_LEN, MEMO_TF, QueryRun, TermsRead, memoised_score};
-use crate::bm25::{Bm25Statistics, Bm25Weight, length_norm};
+use crate::bm25::{Bm25Weight, TermStats, length_norm};
 use crate::index::{Occurrence, Posting};
 use crate::rules::{MIN_RULE_TOKEN_CHARS, SOURCE_GROUNDED};
 
@@ -139,27 +139,6 @@ pub(super) fn estimate_terms(
 /// `visit` itself: a closure given as an argument can be marked `#[inline(always)]`.
 fn posting_visitor<F: FnMut(Posting)>(visit: F) -> F {
     visit
-}
-
-/// The statistics of one term over the candidates.
-struct TermStats {
-    docs: u64,
-    tokens: u64,
-    df: u64,
-}
-
-impl Bm25Statistics for TermStats {
-    fn total_num_docs(&self) -> u64 {
-        self.docs
-    }
-
-    fn total_num_tokens(&self) -> u64 {
-        self.tokens
-    }
-
-    fn doc_freq(&self, _term: &str) -> u64 {
-        self.df
-    }
 }
 
 impl QueryRun<'_> {
