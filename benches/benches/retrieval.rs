@@ -135,7 +135,6 @@ fn child(mode: &str, root: &Path) {
         let mut index = Index::new();
         index.refresh(root).map(|_| index)
     } else if mode == "build_one_thread" {
-        // Not run by the bench itself: a driver for profiling `Index::from_workspace`.
         Index::from_workspace(root)
     } else {
         Index::open(root)
@@ -232,8 +231,10 @@ fn bench_size(c: &mut Criterion, events: usize) {
     age(&disk, 0);
     Index::open(&root).expect("open");
     let (build_secs, build_mb) = run_child("build", &root);
+    let (one_secs, one_mb) = run_child("build_one_thread", &root);
     let (open_secs, open_mb) = run_child("open", &root);
     println!("  child build: {build_secs:.3} s, peak RSS {build_mb:.0} MB");
+    println!("  child build on one thread: {one_secs:.3} s, peak RSS {one_mb:.0} MB");
     println!("  child open (cache): {open_secs:.3} s, peak RSS {open_mb:.0} MB");
     let cache = std::fs::metadata(root.join(scriptorium_retrieval::CACHE_PATH)).map_or(0, |m| m.len());
     println!("  cache file: {:.1} MB ({:.0} bytes per event)", cache as f64 / 1e6, cache as f64 / index.len() as f64);
