@@ -335,6 +335,11 @@ impl Index {
         self.ranks.get(slot as usize).copied().unwrap_or(u32::MAX)
     }
 
+    /// The length in tokens of the event at each slot.
+    pub(crate) fn lengths(&self) -> &[u32] {
+        &self.lengths
+    }
+
     pub(crate) fn length(&self, slot: u32) -> u32 {
         self.lengths.get(slot as usize).copied().unwrap_or(0)
     }

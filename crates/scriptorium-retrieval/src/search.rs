@@ -164,6 +164,10 @@ struct QueryRun<'i> {
     estimated: bool,
     /// The number of long query terms, and the adjustment table `count_long_terms` builds.
     long_count: usize,
+    /// How many long terms any candidate holds in its content, and in its path or
+    /// headings: no row counts more.
+    long_in_content: usize,
+    long_in_path_heading: usize,
     adjustments: Vec<f64>,
 }
 
@@ -217,6 +221,8 @@ impl<'i> QueryRun<'i> {
             max_raw: 0.0,
             estimated,
             long_count: 0,
+            long_in_content: 0,
+            long_in_path_heading: 0,
             adjustments: Vec::new(),
         };
         run.score();
@@ -231,14 +237,14 @@ impl<'i> QueryRun<'i> {
     /// first token of a term it holds it has gained `idf·δ` per token exactly as a
     /// candidate holding nothing, so it starts from that shared partial sum (`base`).
     fn score(&mut self) {
-        let average_len = self.terms.iter().find_map(|term| term.weight).map_or(1.0, |w| w.average_len());
-        let term_scores = &mut self.scratch.term_scores;
-        term_scores.clear();
-        term_scores.resize(self.terms.len() * (MEMO_TF * MEMO_LEN) as usize, f64::NAN);
         if self.estimated {
             self.finish_estimate();
             return;
         }
+        let average_len = self.terms.iter().find_map(|term| term.weight).map_or(1.0, |w| w.average_len());
+        let term_scores = &mut self.scratch.term_scores;
+        term_scores.clear();
+        term_scores.resize(self.terms.len() * (MEMO_TF * MEMO_LEN) as usize, f64::NAN);
         let Scratch { matched, lengths, holders, raws, updates, term_scores, .. } = &mut self.scratch;
         raws.clear();
         raws.resize(matched.len(), 0.0);
@@ -300,9 +306,14 @@ impl<'i> QueryRun<'i> {
         exact_terms.resize(matched.len(), 0);
         path_heading_terms.clear();
         path_heading_terms.resize(matched.len(), 0);
+        (self.long_in_content, self.long_in_path_heading) = (0, 0);
         for (term, _) in long {
             let Some(query_term) = self.terms.get(*term) else { continue };
-            for &(m, occurrence) in holders.get(query_term.holders.clone()).unwrap_or_default() {
+            let term_holders = holders.get(query_term.holders.clone()).unwrap_or_default();
+            self.long_in_content += usize::from(term_holders.iter().any(|(_, occurrence)| occurrence.in_content()));
+            self.long_in_path_heading +=
+                usize::from(term_holders.iter().any(|(_, occurrence)| occurrence.in_path_heading()));
+            for &(m, occurrence) in term_holders {
                 if occurrence.in_content()
                     && let Some(count) = exact_terms.get_mut(m as usize)
                 {
@@ -352,24 +363,28 @@ impl<'i> QueryRun<'i> {
         finals.resize(self.scratch.matched.len(), f64::NEG_INFINITY);
         let mut best = Best::new(top_k);
         let ceiling = self.adjustment_ceiling(rerank, &dates);
-        let mut rank_row = |m: usize| {
-            let (Some(&slot), Some(&raw)) = (self.scratch.matched.get(m), self.scratch.raws.get(m)) else { return };
-            let lexical = self.lexical(raw);
-            // Even with the largest adjustment, below the band of any k-th score to come
-            // (see `BAND_REACH`): neither ranked nor a finalist, so not looked at further.
-            if lexical + ceiling < best.least() - BAND_REACH {
-                return;
-            }
-            let adjustment = if rerank { self.adjustment(m, slot, &dates) } else { 0.0 };
-            if lexical <= 0.0 && adjustment <= SOURCE_GROUNDED {
-                return;
-            }
-            let final_score = lexical + adjustment;
-            best.offer(final_score);
-            if let Some(cell) = finals.get_mut(m) {
-                *cell = final_score;
-            }
-        };
+        // Inlined into both loops below: it runs once per matched candidate.
+        let mut rank_row = row_visitor(
+            #[inline(always)]
+            |m: usize| {
+                let (Some(&slot), Some(&raw)) = (self.scratch.matched.get(m), self.scratch.raws.get(m)) else { return };
+                let lexical = self.lexical(raw);
+                // Even with the largest adjustment, below the band of any k-th score to come
+                // (see `BAND_REACH`): neither ranked nor a finalist, so not looked at further.
+                if lexical + ceiling < best.least() - BAND_REACH {
+                    return;
+                }
+                let adjustment = if rerank { self.adjustment(m, slot, &dates) } else { 0.0 };
+                if lexical <= 0.0 && adjustment <= SOURCE_GROUNDED {
+                    return;
+                }
+                let final_score = lexical + adjustment;
+                best.offer(final_score);
+                if let Some(cell) = finals.get_mut(m) {
+                    *cell = final_score;
+                }
+            },
+        );
         match &survivors {
             Some(survivors) => survivors.iter().for_each(|&m| rank_row(m)),
             None => (0..self.scratch.matched.len()).for_each(rank_row),
@@ -481,12 +496,12 @@ impl<'i> QueryRun<'i> {
         rows
     }
 
-    /// A bound on every row's adjustment: the rules are monotone in each count, and no
-    /// row holds more long terms than the query has.
+    /// A bound on every row's adjustment (after [`Self::count_long_terms`]): the rules
+    /// are monotone in each count, and no row holds more long terms than some row holds.
     fn adjustment_ceiling(&self, rerank: bool, dates: &[&str]) -> f64 {
         let most = RuleHits {
-            exact_terms: self.long_count,
-            path_heading_terms: self.long_count,
+            exact_terms: self.long_in_content,
+            path_heading_terms: self.long_in_path_heading,
             date: !dates.is_empty(),
             grounded: true,
         };
@@ -591,6 +606,11 @@ fn exact_terms(postings: &CandidatePostings<'_>, texts: &[String], scratch: &mut
 /// `Scratch::matched` (see [`QueryTerm`]).
 type TermsRead = (Vec<Option<Bm25Weight>>, Vec<(Range<usize>, Range<usize>)>);
 
+/// `visit` itself: a closure given as an argument can be marked `#[inline(always)]`.
+fn row_visitor<F: FnMut(usize)>(visit: F) -> F {
+    visit
+}
+
 /// `weight`'s score for `tf` occurrences in a document of `length` tokens, memoised in
 /// `memo` for small tf and lengths (most documents share them; the same expression gives
 /// the same float).
@@ -612,8 +632,10 @@ fn memoised_score(memo: &mut [f64], term: usize, weight: Bm25Weight, tf: u32, le
 
 mod bounded;
 mod candidate_postings;
+mod estimate_pass;
 mod explain;
 mod scratch;
 mod select;
 #[cfg(test)]
 mod tests;
+mod windows;

@@ -68,6 +68,17 @@ impl PostingList {
         PostingIter { bytes: &self.bytes, slot: 0 }
     }
 
+    /// The postings from the block that holds the first posting at or after `slot` (a
+    /// few before it may come first): a cursor for a window of slots.
+    pub(crate) fn iter_from(&self, slot: u32) -> PostingIter<'_> {
+        match self.skips_below(slot).checked_sub(1).and_then(|block| self.skip(block)) {
+            Some(skip) => {
+                PostingIter { bytes: self.bytes.get(skip.offset as usize..).unwrap_or_default(), slot: skip.before }
+            }
+            None => self.iter(),
+        }
+    }
+
     fn skip_count(&self) -> usize {
         self.skips.len() / SKIP_BYTES
     }

@@ -2,12 +2,14 @@
 //! matched candidate.
 //!
 //! The exact raw score is a left-to-right sum over every query token, so its cost is
-//! tokens × candidates. Instead each candidate first gets a cheap estimate, `base` plus,
-//! per term it holds, `(score − idf·δ) × the term's token count`: one addition per
-//! (term, holder), made as the posting is decoded, into a per-slot sum (so each term's
-//! pass touches memory in slot order only). Estimate and exact sum are sums of the same
-//! floats in a different order, so they differ by at most [`QueryRun::error_bound`]. The
-//! exact sum is then computed only for the candidates whose estimate can reach the
+//! tokens × candidates. Instead each candidate first gets a cheap estimate: `base` plus,
+//! per term it holds, `count·idf · g(tf, length)`, where `g` is the BM25 saturation the
+//! exact score also computes (`idf·(δ + g)` per token). That is one multiplication and
+//! one addition per (term, holder), made as the posting is decoded, into a per-slot sum
+//! ([`estimate_pass`](super::estimate_pass), over windows of slots, see
+//! [`windows`](super::windows)). Estimate and exact sum add up the same real numbers in
+//! a different order and rounding, so they differ by at most [`QueryRun::error_bound`].
+//! The exact sum is then computed only for the candidates whose estimate can reach the
 //! maximum or the result, reading their occurrences back from the posting lists (only
 //! the blocks holding them); every other candidate provably ranks below the result, so
 //! rankings and scores are unchanged.
@@ -15,24 +17,23 @@
 use std::ops::Range;
 
 use super::candidate_postings::CandidatePostings;
+use super::estimate_pass::{Saturation, TermShare, Window, WindowRead};
 use super::scratch::{Scratch, UNSEEN};
 use super::select::{BAND_REACH, Best};
-use super::{MEMO_LEN, MEMO_TF, QueryRun, TermsRead, memoised_score};
+use super::windows::Cutting;
+use super::{QueryRun, TermsRead};
 use crate::bm25::{Bm25Weight, TermStats, length_norm};
-use crate::index::{Occurrence, Posting};
+use crate::index::Occurrence;
 use crate::rules::{MIN_RULE_TOKEN_CHARS, SOURCE_GROUNDED};
 
 /// Queries with more tokens than this are scored by estimate first.
 pub(super) const EXACT_TOKENS_MAX: usize = 8;
 
-/// The memo of one term's estimate shares, `count·(score − idf·δ)`, by (tf, length).
-const DELTA_ROWS: usize = MEMO_TF as usize;
-const DELTA_WIDTH: usize = MEMO_LEN as usize + 1;
-
-/// Read the postings of a long query once, term by term: number the matched candidates
-/// and add each posting's share of its candidate's estimate (`Scratch::raws`, without
-/// `base`) as it is decoded. Holders are listed only for the long terms, which the rules
-/// read; the exact sums look the others up in the posting lists ([`QueryRun::exact_raws`]).
+/// Read the postings of a long query once, term by term: add each posting's share of
+/// its candidate's estimate (`Scratch::raws`, without `base`) as it is decoded, then
+/// number the matched candidates. Holders are listed only for the long terms, which the
+/// rules read; the exact sums look the others up in the posting lists
+/// ([`QueryRun::exact_raws`]).
 pub(super) fn estimate_terms(
     postings: &CandidatePostings<'_>,
     texts: &[String],
@@ -47,98 +48,86 @@ pub(super) fn estimate_terms(
             *count += 1;
         }
     }
+    let weight = |text: &str, df: usize| Bm25Weight::for_term(&TermStats { docs, tokens, df: df as u64 }, text);
+    let shares_of = |weights: &[Option<Bm25Weight>]| -> Vec<Option<TermShare>> {
+        (texts.iter().zip(weights).zip(&token_counts))
+            .map(|((text, weight), &count)| {
+                let long = text.chars().count() >= MIN_RULE_TOKEN_CHARS;
+                weight.map(|weight| TermShare { scale: f64::from(count) * weight.idf(), long })
+            })
+            .collect()
+    };
+    // Every weight of one candidate set has this average length.
+    let average_len = crate::bm25::average_len(&TermStats { docs, tokens, df: 0 });
+    let slots = index.slot_count();
+    let Scratch { seen, matched, holders, raws, sums, found, kept, .. } = scratch;
+    // Sums by slot (all 0 between queries); `found` is only ever written before read.
+    if found.len() < slots {
+        found.resize(slots, 0);
+    }
+    if sums.len() < slots {
+        sums.resize(slots, 0.0);
+    }
+    let (sums, found) = (sums.get_mut(..slots).unwrap_or_default(), found.get_mut(..slots).unwrap_or_default());
+    let lengths = index.lengths();
+    let new_saturation = || Saturation::new(average_len);
+    let listed: usize = texts.iter().map(|text| index.posting_list(text).len()).sum();
     let mut weights = Vec::with_capacity(texts.len());
-    let mut spans = Vec::with_capacity(texts.len());
-    let Scratch { seen, matched, lengths, holders, raws, deltas, sums, kept, .. } = scratch;
-    // Sums by slot: each term's postings then touch memory in slot order only.
-    if sums.len() < seen.len() {
-        sums.resize(seen.len(), 0.0);
-    }
-    for (text, &count) in texts.iter().zip(&token_counts) {
-        let (first_holder, first_found) = (holders.len(), matched.len());
-        // Filtered: the candidates' postings are kept for the second look the weight
-        // needs (their count is the df), rather than decoded and tested twice.
-        let mut kept_len = 0;
-        let df = if postings.every_slot() {
-            postings.index.posting_list(text).len() as u64
-        } else {
-            kept_len = postings.collect(text, kept);
-            kept_len as u64
-        };
-        let weight = Bm25Weight::for_term(&TermStats { docs, tokens, df }, text);
-        if let Some(weight) = weight {
-            let (count, absent, average_len) = (f64::from(count), weight.absent_score(), weight.average_len());
-            let long = text.chars().count() >= MIN_RULE_TOKEN_CHARS;
-            deltas.clear();
-            deltas.resize(DELTA_ROWS * DELTA_WIDTH, f64::NAN);
-            let mut add = posting_visitor(
-                #[inline(always)]
-                |posting: Posting| {
-                    let slot = posting.slot;
-                    let occurrence = posting.occurrence();
-                    let (Some(sum), length, tf) = (sums.get_mut(slot as usize), index.length(slot), occurrence.tf())
-                    else {
-                        return;
-                    };
-                    // Rows tf 1..=3, columns the lengths below `MEMO_LEN` and one that is
-                    // never filled (longer documents); any other tf falls outside.
-                    let at = tf.wrapping_sub(1) as usize * DELTA_WIDTH + length.min(MEMO_LEN) as usize;
-                    let delta = match deltas.get(at) {
-                        Some(&delta) if !delta.is_nan() => delta,
-                        _ => {
-                            // The float `memoised_score` gives, so estimates stay as they were.
-                            let score = weight.score_with_norm(tf, length_norm(length, average_len));
-                            let delta = count * (score - absent);
-                            if length < MEMO_LEN
-                                && let Some(cell) = deltas.get_mut(at)
-                            {
-                                *cell = delta;
-                            }
-                            delta
-                        }
-                    };
-                    // Every share is positive (tf ≥ 1, idf > 0): a sum still 0 is a
-                    // candidate met first, numbered now.
-                    if *sum == 0.0
-                        && delta > 0.0
-                        && let Some(entry) = seen.get_mut(slot as usize)
-                    {
-                        *entry = u32::try_from(matched.len()).unwrap_or(UNSEEN);
-                        matched.push(slot);
-                        lengths.push(length);
-                    }
-                    *sum += delta;
-                    if long && let Some(&entry) = seen.get(slot as usize) {
-                        holders.push((entry, occurrence));
-                    }
-                },
-            );
-            // Plain loops calling `add` directly, so that it is inlined.
-            if postings.every_slot() {
-                for posting in index.postings(text) {
-                    add(posting);
-                }
-            } else {
-                for &posting in kept.get(..kept_len).unwrap_or_default() {
-                    add(posting);
-                }
+    let windows = if postings.every_slot() {
+        // Over every slot a list's length is its document frequency.
+        weights.extend(texts.iter().map(|text| weight(text, index.posting_list(text).len())));
+        let shares = shares_of(&weights);
+        let windows = Cutting::current().cut(sums, found, false);
+        windows.read_each(listed, new_saturation, |window, saturation| {
+            for (text, &share) in texts.iter().zip(&shares) {
+                window.add_term(index.posting_list(text).iter_from(window.start()), share, lengths, saturation);
             }
-        }
-        weights.push(weight);
-        spans.push((first_holder..holders.len(), first_found..matched.len()));
+            window.list_found();
+        });
+        windows
+    } else {
+        // Filtered: each window keeps its candidates' postings on the first look; their
+        // counts are the document frequencies the shares need.
+        let mut windows = Cutting::current().cut(sums, found, true);
+        windows.give_kept(kept);
+        windows.read_each(listed, || (), |window, ()| window.gather(postings, texts));
+        weights.extend(texts.iter().enumerate().map(|(term, text)| weight(text, windows.kept_count(term))));
+        let shares = shares_of(&weights);
+        windows.read_each(listed, new_saturation, |window, saturation| {
+            window.add_kept(&shares, lengths, saturation);
+        });
+        windows
+    };
+    let mut windows: Vec<WindowRead> = windows.into_inner().map(Window::finish).collect();
+    kept.extend(windows.iter_mut().map(|window| std::mem::take(&mut window.kept)).filter(|kept| kept.capacity() > 0));
+    // Number the matched candidates, window by window, and take their sums.
+    for window in &windows {
+        matched.extend_from_slice(found.get(window.found.clone()).unwrap_or_default());
     }
-    raws.clear();
-    for &slot in matched.iter() {
-        if let Some(sum) = sums.get_mut(slot as usize) {
-            raws.push(std::mem::take(sum));
+    raws.extend(matched.iter().map(|&slot| sums.get_mut(slot as usize).map_or(0.0, std::mem::take)));
+    for (m, &slot) in matched.iter().enumerate() {
+        if let Some(entry) = seen.get_mut(slot as usize) {
+            *entry = u32::try_from(m).unwrap_or(UNSEEN);
         }
     }
+    // Each term's holders, window after window (so in slot order), by matched number.
+    let spans = (0..texts.len())
+        .map(|term| {
+            let first = holders.len();
+            for window in &windows {
+                let span = window.holder_spans.get(term).cloned().unwrap_or_default();
+                let listed = window.holders.get(span).unwrap_or_default();
+                holders.extend(
+                    listed
+                        .iter()
+                        .map(|&(slot, occurrence)| (seen.get(slot as usize).copied().unwrap_or(UNSEEN), occurrence)),
+                );
+            }
+            // Which term met a candidate first is not kept: only the exact path reads it.
+            (first..holders.len(), 0..0)
+        })
+        .collect();
     (weights, spans)
-}
-
-/// `visit` itself: a closure given as an argument can be marked `#[inline(always)]`.
-fn posting_visitor<F: FnMut(Posting)>(visit: F) -> F {
-    visit
 }
 
 impl QueryRun<'_> {
@@ -174,14 +163,15 @@ impl QueryRun<'_> {
 
     /// A bound on |estimate − exact sum|: both are sums of at most `tokens + terms + 2`
     /// floats, each token adding less than `3.5 · idf` (δ + (k1+1)), so each differs from
-    /// the real sum by at most `n·u·Σ|x|`; the factor 4 leaves room for the products.
+    /// the real sum by at most `n·u·Σ|x|`; the factor 4 leaves room for the products
+    /// (a share `count·idf · g` and the exact `idf·(δ + g)` use the same float `g`, and
+    /// each differs from its real value by two roundings).
     pub(super) fn error_bound(&self) -> f64 {
         let total: f64 =
             self.positions.iter().filter_map(|&term| self.terms.get(term)?.weight).map(|w| 3.5 * w.idf()).sum();
         let n = (self.positions.len() + self.terms.len() + 8) as f64;
         4.0 * 2.0 * n * f64::EPSILON * total
     }
-
     /// The matched candidates that can still reach the best `top_k` once exact (their
     /// raw scores made exact), given the estimates in `raws`; `unmatched` are exact.
     pub(super) fn survivors(
@@ -194,14 +184,19 @@ impl QueryRun<'_> {
         // |exact final − estimated final| ≤ ε/max plus the rounding of one division and
         // one addition.
         let slack = 2.0 * self.error_bound() / self.max_raw + 1e-12;
+        // Adjustments are never negative, so the k-th largest estimated lexical score is
+        // a floor for the k-th best estimate from the start (one comparison per row).
+        let mut largest = Best::new(top_k);
+        self.scratch.raws.iter().for_each(|&raw| largest.offer(raw));
+        let floor = self.lexical(largest.least());
         let mut best = Best::new(top_k);
         let ceiling = self.adjustment_ceiling(rerank, dates);
-        let mut estimates = Vec::with_capacity(self.scratch.matched.len());
+        // (m, estimate) of the rows not yet ruled out.
+        let mut estimates = Vec::new();
         for (m, (&slot, &raw)) in self.scratch.matched.iter().zip(&self.scratch.raws).enumerate() {
             let lexical = self.lexical(raw);
             // Below the floor of any k-th estimate to come even with the largest adjustment.
-            if lexical + ceiling < best.least() - 2.0 * slack - BAND_REACH {
-                estimates.push(f64::NEG_INFINITY);
+            if lexical + ceiling < best.least().max(floor) - 2.0 * slack - BAND_REACH {
                 continue;
             }
             let adjustment = if rerank { self.adjustment(m, slot, dates) } else { 0.0 };
@@ -211,15 +206,15 @@ impl QueryRun<'_> {
             if lexical > 0.0 || adjustment > SOURCE_GROUNDED {
                 best.offer(estimate);
             }
-            estimates.push(estimate);
+            estimates.push((m, estimate));
         }
         unmatched.iter().for_each(|row| best.offer(row.final_score));
         let Some(kth) = best.kth() else { return Vec::new() };
         // The exact k-th score is at least `kth − slack`, and the rounding band around it
         // starts at most 10⁻⁶ (plus float error) below it.
-        let floor = kth - 2.0 * slack - BAND_REACH;
+        let cut = kth - 2.0 * slack - BAND_REACH;
         let survivors: Vec<usize> =
-            estimates.iter().enumerate().filter(|(_, estimate)| **estimate >= floor).map(|(m, _)| m).collect();
+            estimates.iter().filter(|(_, estimate)| *estimate >= cut).map(|&(m, _)| m).collect();
         self.exact_raws(&survivors);
         survivors
     }
@@ -254,18 +249,15 @@ impl QueryRun<'_> {
         let average_len = self.terms.iter().find_map(|term| term.weight).map_or(1.0, |w| w.average_len());
         let tokens: Vec<(usize, crate::bm25::Bm25Weight)> =
             self.positions.iter().filter_map(|&term| Some((term, self.terms.get(term)?.weight?))).collect();
-        let Scratch { lengths, raws, term_scores, .. } = &mut self.scratch;
+        let Scratch { matched, raws, .. } = &mut self.scratch;
         for (at, &m) in ms.iter().enumerate() {
             let row = table.get(at * width..(at + 1) * width).unwrap_or_default();
-            let length = lengths.get(m).copied().unwrap_or(0);
+            // The floats `QueryRun::score` computes: the same expressions.
+            let norm = length_norm(matched.get(m).map_or(0, |&slot| self.index.length(slot)), average_len);
             let mut raw = 0.0;
             for &(term, weight) in &tokens {
                 let tf = row.get(term).map_or(0, |cell| cell.tf());
-                raw += if tf == 0 {
-                    weight.absent_score()
-                } else {
-                    memoised_score(term_scores, term, weight, tf, length, average_len)
-                };
+                raw += if tf == 0 { weight.absent_score() } else { weight.score_with_norm(tf, norm) };
             }
             if let Some(slot) = raws.get_mut(m) {
                 *slot = raw;

@@ -60,32 +60,43 @@ impl<'a> CandidatePostings<'a> {
         }
     }
 
-    /// The postings of `term` at a candidate, in slot order: the first `n` of `out`,
-    /// `n` returned. Each decoded posting is written and kept only if it is a candidate's,
-    /// without a branch: a filter keeping about half the slots would mispredict half the
-    /// time. `out` only grows (refilling it for every term would cost a write more).
-    pub(super) fn collect(&self, term: &str, out: &mut Vec<Posting>) -> usize {
+    /// The candidates' slot ranges that meet `window`, clipped to it; `None` when the
+    /// candidates have no ranges (the set alone tells them).
+    pub(super) fn ranges_within(&self, window: &Range<u32>) -> Option<Vec<Range<u32>>> {
+        let ranges = self.ranges?;
+        let first = ranges.partition_point(|range| range.end <= window.start);
+        let meeting = ranges.get(first..).unwrap_or_default().iter().take_while(|range| range.start < window.end);
+        Some(meeting.map(|range| range.start.max(window.start)..range.end.min(window.end)).collect())
+    }
+
+    /// Call `visit` with each posting of `term` at a candidate inside `window`, in slot
+    /// order; `clipped` is [`Self::ranges_within`] for that window.
+    #[inline(always)]
+    pub(super) fn for_each_in(
+        &self,
+        term: &str,
+        window: &Range<u32>,
+        clipped: Option<&[Range<u32>]>,
+        mut visit: impl FnMut(Posting),
+    ) {
         let list = self.index.posting_list(term);
-        let Some(first) = list.iter().next() else { return 0 };
-        if out.len() < list.len() {
-            out.resize(list.len(), first);
-        }
-        let mut kept = 0;
-        let mut keep = |posting: Posting| {
-            if let Some(cell) = out.get_mut(kept) {
-                *cell = posting;
-            }
-            kept += usize::from(self.every_slot || self.set.contains(posting.slot));
-        };
-        match self.ranges {
-            Some(ranges) => list.for_each_within(ranges, keep),
+        match clipped {
+            Some(ranges) => list.for_each_within(ranges, |posting| {
+                if self.set.contains(posting.slot) {
+                    visit(posting);
+                }
+            }),
             None => {
-                for posting in list.iter() {
-                    keep(posting);
+                for posting in list.iter_from(window.start) {
+                    if posting.slot >= window.end {
+                        break;
+                    }
+                    if posting.slot >= window.start && (self.every_slot || self.set.contains(posting.slot)) {
+                        visit(posting);
+                    }
                 }
             }
         }
-        kept
     }
 
     /// Whether every slot is a candidate: every posting is then visited, and a list's

@@ -32,14 +32,15 @@ pub(super) struct Scratch {
     pub(super) finals: Vec<f64>,
     /// Memoised term scores by (term, tf, length); NaN where not computed yet.
     pub(super) term_scores: Vec<f64>,
-    /// The same for the one term a long query is reading (see `bounded`).
-    pub(super) deltas: Vec<f64>,
     /// Per slot: a long query's estimate of the candidate there, before `raws` takes it;
     /// all 0 between queries.
     pub(super) sums: Vec<f64>,
-    /// The postings of one term at the candidates of a filtered long query: a prefix of
-    /// it (it only grows, see `CandidatePostings::collect`).
-    pub(super) kept: Vec<Posting>,
+    /// A long query's slots met, in the order met: its first cells, per window (see
+    /// `estimate_pass`); never cleared, only ever written before it is read.
+    pub(super) found: Vec<u32>,
+    /// Spare buffers for the postings a filtered long query's windows keep (see
+    /// `estimate_pass::Window::gather`), so that their memory is reused.
+    pub(super) kept: Vec<Vec<Posting>>,
 }
 
 thread_local! {

@@ -3,6 +3,7 @@
 
 use proptest::prelude::*;
 
+use super::windows::{Cutting, TEST_CUTTING};
 use super::*;
 use crate::event::{MemoryEvent, Trust};
 use crate::index::FileChange;
@@ -399,7 +400,11 @@ proptest! {
         speaker in any::<bool>(),
         prefix in prop::option::of(prop::sample::select(vec!["b", "sources/q", "topics"])),
         remove in any::<bool>(),
+        window_slots in prop::option::of(1usize..400),
     ) {
+        // None: as any query is cut; otherwise every query in windows of that many
+        // slots, read by this thread and a helper.
+        TEST_CUTTING.set(window_slots.map(Cutting::always));
         let (mut index, mut live) = blocky_corpus(seed, size);
         if remove {
             index.apply([FileChange::Remove { path: "topics/b/c.md".to_owned() }]);
