@@ -19,7 +19,11 @@ impl QueryRun<'_> {
         let mut parts = Vec::new();
         for &term in &self.positions {
             let Some(query_term) = self.terms.get(term) else { continue };
-            let tf = query_term.occurrence(&self.scratch, slot).tf();
+            // From the posting list: a long query lists the holders of its long terms only.
+            let mut tf = 0;
+            let one = slot..slot.saturating_add(1);
+            let list = self.index.posting_list(&query_term.text);
+            list.for_each_within(std::slice::from_ref(&one), |posting| tf = posting.occurrence().tf());
             match query_term.weight {
                 Some(weight) => {
                     total += weight.score(tf, doc_len);

@@ -123,6 +123,17 @@ fn explanation_sums_to_the_raw_score() {
     assert_eq!(explanation.details().len(), 3, "one part per query token, duplicates kept");
     let filtered = Filters { path_prefix: Some("topics".into()), ..Filters::default() };
     assert!(index.explain("garden", &filtered, "chat/t/1").expect("valid").is_none());
+    // A long query (scored by estimate first) lists the holders of its long terms only;
+    // its explanation still counts every term the event holds.
+    let long = "garden 01 sensor 02 garden 01 sensor 02 garden 01";
+    assert!(tokenize(long).len() > EXACT_TOKENS_MAX);
+    let hits = index.search(long, &Bm25Options::default()).expect("search");
+    let top = hits.iter().find_map(|hit| match &hit.score {
+        Score::Bm25(score) if hit.event.event_id == "chat/t/1" => Some(score.bm25_score),
+        _ => None,
+    });
+    let explanation = index.explain(long, &Filters::default(), "chat/t/1").expect("valid").expect("candidate");
+    assert_eq!(Some(round6(explanation.value())), top);
 }
 
 #[test]
