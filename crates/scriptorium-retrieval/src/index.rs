@@ -22,7 +22,7 @@ use std::sync::OnceLock;
 
 use scriptorium_topic_markdown::SourceResolver;
 
-use self::postings::{PostingIter, PostingList};
+use self::postings::PostingList;
 use self::stored::{Interner, OnDisk, StoredEvent, TextArena};
 use self::tally::Tally;
 use self::terms::Terms;
@@ -342,11 +342,6 @@ impl Index {
 
     pub(crate) fn length(&self, slot: u32) -> u32 {
         self.lengths.get(slot as usize).copied().unwrap_or(0)
-    }
-
-    /// The postings of `term` (live or not; callers test candidates).
-    pub(crate) fn postings(&self, term: &str) -> PostingIter<'_> {
-        self.posting_list(term).iter()
     }
 
     /// The posting list of `term` (empty for an unknown term), for cursors and lengths.

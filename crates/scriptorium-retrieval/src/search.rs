@@ -1,38 +1,37 @@
 //! BM25 search over the index (spec 02 §6.3): BM25+ over the filtered candidates only,
 //! max-normalisation, rule adjustments, rounding, ranking.
 //!
-//! Why it is fast: a query reads only the posting lists of its own tokens. With δ > 0
-//! every candidate scores, but a candidate holding none of the query tokens scores
+//! Why it is fast: a query reads only the posting lists of its own tokens, once. With
+//! δ > 0 every candidate scores, but a candidate holding none of the query tokens scores
 //! exactly `Σ idf·δ` — the same float for all of them — and earns no rule except
 //! `source_grounded` (every other rule needs a query token in its text). So only the
 //! matched candidates are scored one by one; of the others, only the first `top_k` in
 //! (path, line, id) order with and without refs can reach the result, and the files are
 //! walked in that order.
 //!
+//! The matched candidates are scored in three steps ([`read`], [`bounded`]): one pass
+//! over the postings gives each an estimate within a known bound of its exact score
+//! (in windows of slots that stay in cache, on two threads for a large query); only
+//! those whose estimate can reach the result are numbered; of those, only the ones
+//! that can still reach it are scored exactly, in the reference's order of additions.
 //! A filtered query decodes only the blocks of each posting list that reach the slot
-//! ranges of its candidates (a path prefix keeps a few files, each a slot range), and an
-//! unfiltered one over an index where every slot is live tests no posting at all.
+//! ranges of its candidates (a path prefix keeps a few files, each a slot range).
 //!
-//! Per matched candidate the work is a few array reads and additions: its occurrences
-//! sit in one flat table, term scores are memoised by (term, tf, length) (the same
-//! expression gives the same float), buffers are reused across queries ([`Scratch`]),
-//! and the best `top_k` are picked without sorting ([`select`]); paths, strings and
-//! rounding are only touched for the rows that can still make the result, and a row
-//! whose lexical score plus the largest adjustment the query allows stays below the
-//! rounding band of the k-th best so far is not looked at further.
+//! Buffers are reused across queries ([`Scratch`]), and the best `top_k` are picked
+//! without sorting ([`select`]); paths, strings and rounding are only touched for the
+//! rows that can still make the result.
 
-use std::collections::HashMap;
 use std::ops::Range;
 
-use self::bounded::{EXACT_TOKENS_MAX, estimate_terms};
 use self::candidate_postings::CandidatePostings;
-use self::scratch::{Scratch, UNSEEN};
+use self::read::{Ranking, read_terms};
+use self::scratch::Scratch;
 use self::select::{BAND_REACH, Band, Best};
-use crate::bm25::{Bm25Statistics, Bm25Weight, Explanation, length_norm};
+use crate::bm25::{Bm25Weight, Explanation};
 use crate::error::Error;
 use crate::filter::{Filters, Selection};
 use crate::hit::{Bm25Score, Hit, Score};
-use crate::index::{Candidates, Index, Occurrence, Posting};
+use crate::index::{Candidates, Index, Occurrence};
 use crate::round::round6;
 use crate::rules::{MIN_RULE_TOKEN_CHARS, RuleHits, SOURCE_GROUNDED, query_dates, rule_features};
 use crate::tokenize::tokenize;
@@ -67,7 +66,8 @@ impl Index {
     pub fn search(&self, query: &str, options: &Bm25Options) -> Result<Vec<Hit>, Error> {
         let selection = Selection::new(&options.filters)?;
         let top_k = options.top_k.clamp(1, INDEX_TOP_K_MAX);
-        let Some(mut run) = QueryRun::new(self, query, &selection) else { return Ok(Vec::new()) };
+        let ranking = Ranking { top_k, rerank: options.rerank, dated: !query_dates(query).is_empty() };
+        let Some(mut run) = QueryRun::new(self, query, &selection, Some(ranking)) else { return Ok(Vec::new()) };
         run.top(top_k, options.rerank)
     }
 
@@ -75,7 +75,7 @@ impl Index {
     /// event is not a candidate of these filters.
     pub fn explain(&self, query: &str, filters: &Filters, event_id: &str) -> Result<Option<Explanation>, Error> {
         let selection = Selection::new(filters)?;
-        let Some(run) = QueryRun::new(self, query, &selection) else { return Ok(None) };
+        let Some(run) = QueryRun::new(self, query, &selection, None) else { return Ok(None) };
         Ok(run.explain(event_id))
     }
 }
@@ -85,11 +85,9 @@ struct QueryTerm {
     text: String,
     /// `None` when no candidate holds the term: it adds nothing.
     weight: Option<Bm25Weight>,
-    /// Its holders among the candidates: a range of `Scratch::holders` (for a long query,
-    /// kept only for terms the rules read, see [`bounded`]).
+    /// Its holders among the matched candidates, for a long term of a reranked search
+    /// (the rules read them): a range of `Scratch::holders`, empty otherwise.
     holders: Range<usize>,
-    /// The matched candidates it found first: a range of `Scratch::matched`.
-    found: Range<usize>,
 }
 
 impl QueryTerm {
@@ -102,27 +100,6 @@ impl QueryTerm {
             .ok()
             .and_then(|at| holders.get(at))
             .map_or(Occurrence::ABSENT, |&(_, occurrence)| occurrence)
-    }
-}
-
-/// Statistics of the candidate set, with the document frequencies of the query terms.
-struct CandidateStats<'q> {
-    docs: u64,
-    tokens: u64,
-    doc_freqs: HashMap<&'q str, u64>,
-}
-
-impl Bm25Statistics for CandidateStats<'_> {
-    fn total_num_docs(&self) -> u64 {
-        self.docs
-    }
-
-    fn total_num_tokens(&self) -> u64 {
-        self.tokens
-    }
-
-    fn doc_freq(&self, term: &str) -> u64 {
-        self.doc_freqs.get(term).copied().unwrap_or(0)
     }
 }
 
@@ -142,11 +119,6 @@ struct Row {
 /// Queries with at most this many long terms look adjustments up in a table.
 const ADJUSTMENT_TABLE_TERMS: usize = 16;
 
-/// Term scores are memoised for tf in `1..=MEMO_TF` ...
-const MEMO_TF: u32 = 3;
-/// ... and document lengths below `MEMO_LEN`; others are computed each time.
-const MEMO_LEN: u32 = 512;
-
 /// The state of one query over one candidate set.
 struct QueryRun<'i> {
     index: &'i Index,
@@ -160,8 +132,8 @@ struct QueryRun<'i> {
     base: f64,
     /// The largest raw score of any candidate (0 when no term occurs).
     max_raw: f64,
-    /// Whether `Scratch::raws` holds estimates (see [`bounded`]), exact only where needed.
-    estimated: bool,
+    /// How many candidates hold a query term (those in `Scratch::matched` can rank).
+    matched_total: u64,
     /// The number of long query terms, and the adjustment table `count_long_terms` builds.
     long_count: usize,
     /// How many long terms any candidate holds in its content, and in its path or
@@ -178,7 +150,7 @@ impl Drop for QueryRun<'_> {
 }
 
 impl<'i> QueryRun<'i> {
-    fn new(index: &'i Index, query: &'i str, selection: &Selection) -> Option<Self> {
+    fn new(index: &'i Index, query: &'i str, selection: &Selection, ranking: Option<Ranking>) -> Option<Self> {
         let tokens = tokenize(query);
         if tokens.is_empty() || selection.is_nothing() {
             return None;
@@ -201,14 +173,9 @@ impl<'i> QueryRun<'i> {
 
         let mut scratch = Scratch::take(index.slot_count());
         let postings = CandidatePostings::new(index, &candidates);
-        let estimated = positions.len() > EXACT_TOKENS_MAX;
-        let (weights, spans) = if estimated {
-            estimate_terms(&postings, &texts, &positions, &mut scratch)
-        } else {
-            exact_terms(&postings, &texts, &mut scratch)
-        };
-        let terms: Vec<QueryTerm> = (texts.into_iter().zip(weights).zip(spans))
-            .map(|((text, weight), (holders, found))| QueryTerm { text, weight, holders, found })
+        let read = read_terms(&postings, &texts, &positions, &mut scratch, ranking);
+        let terms: Vec<QueryTerm> = (texts.into_iter().zip(read.weights).zip(read.holders))
+            .map(|((text, weight), holders)| QueryTerm { text, weight, holders })
             .collect();
         let mut run = QueryRun {
             index,
@@ -219,71 +186,14 @@ impl<'i> QueryRun<'i> {
             scratch,
             base: 0.0,
             max_raw: 0.0,
-            estimated,
+            matched_total: read.matched_total,
             long_count: 0,
             long_in_content: 0,
             long_in_path_heading: 0,
             adjustments: Vec::new(),
         };
-        run.score();
+        run.finish_estimate();
         Some(run)
-    }
-
-    /// Raw scores in numpy's order: per query token, duplicates included, from `0.0`.
-    ///
-    /// One token at a time over all matched candidates, so that a long query costs
-    /// additions over a flat array rather than a walk of every token per candidate. A
-    /// candidate's sum is the same sequence of additions as token by token: until the
-    /// first token of a term it holds it has gained `idf·δ` per token exactly as a
-    /// candidate holding nothing, so it starts from that shared partial sum (`base`).
-    fn score(&mut self) {
-        if self.estimated {
-            self.finish_estimate();
-            return;
-        }
-        let average_len = self.terms.iter().find_map(|term| term.weight).map_or(1.0, |w| w.average_len());
-        let term_scores = &mut self.scratch.term_scores;
-        term_scores.clear();
-        term_scores.resize(self.terms.len() * (MEMO_TF * MEMO_LEN) as usize, f64::NAN);
-        let Scratch { matched, lengths, holders, raws, updates, term_scores, .. } = &mut self.scratch;
-        raws.clear();
-        raws.resize(matched.len(), 0.0);
-        let mut started = vec![false; self.terms.len()];
-        let mut active = 0; // raws[..active] belong to candidates already started
-        let mut base = 0.0;
-        for &term in &self.positions {
-            let Some(query_term) = self.terms.get(term) else { continue };
-            let Some(weight) = query_term.weight else { continue };
-            if let Some(started) = started.get_mut(term).filter(|started| !**started) {
-                *started = true;
-                // Candidates found by this term hold no earlier term.
-                raws.get_mut(query_term.found.clone()).unwrap_or_default().fill(base);
-                active = active.max(query_term.found.end);
-            }
-            let term_holders = holders.get(query_term.holders.clone()).unwrap_or_default();
-            updates.clear();
-            updates.extend(term_holders.iter().map(|&(m, occurrence)| {
-                let m = m as usize;
-                let (raw, length) = (raws.get(m).copied().unwrap_or(0.0), lengths.get(m).copied().unwrap_or(0));
-                raw + memoised_score(term_scores, term, weight, occurrence.tf(), length, average_len)
-            }));
-            let absent = weight.absent_score();
-            for raw in raws.get_mut(..active).unwrap_or_default() {
-                *raw += absent;
-            }
-            for (&(m, _), &update) in term_holders.iter().zip(updates.iter()) {
-                if let Some(raw) = raws.get_mut(m as usize) {
-                    *raw = update;
-                }
-            }
-            base += absent;
-        }
-        let mut max_raw = raws.iter().copied().fold(0.0, f64::max);
-        if self.candidates.docs > matched.len() as u64 {
-            max_raw = max_raw.max(base);
-        }
-        self.base = base;
-        self.max_raw = max_raw;
     }
 
     /// Per matched candidate, how many long terms its content and its path or headings hold.
@@ -356,8 +266,8 @@ impl<'i> QueryRun<'i> {
         }
         let dates = query_dates(self.query);
         let unmatched = self.unmatched_rows(top_k, rerank);
-        // With estimated raw scores, only the survivors are exact, and only they can rank.
-        let survivors = self.estimated.then(|| self.survivors(&unmatched, top_k, rerank, &dates));
+        // Raw scores are estimates: only the survivors are exact, and only they can rank.
+        let survivors = self.survivors(&unmatched, top_k, rerank, &dates);
         let mut finals = std::mem::take(&mut self.scratch.finals);
         finals.clear();
         finals.resize(self.scratch.matched.len(), f64::NEG_INFINITY);
@@ -385,10 +295,7 @@ impl<'i> QueryRun<'i> {
                 }
             },
         );
-        match &survivors {
-            Some(survivors) => survivors.iter().for_each(|&m| rank_row(m)),
-            None => (0..self.scratch.matched.len()).for_each(rank_row),
-        }
+        survivors.iter().for_each(|&m| rank_row(m));
         unmatched.iter().for_each(|row| best.offer(row.final_score));
         let mut finalists = match best.kth() {
             Some(kth) => self.finalists(&finals, &unmatched, Band::around(kth), top_k, &dates, rerank),
@@ -467,14 +374,15 @@ impl<'i> QueryRun<'i> {
     fn unmatched_rows(&self, top_k: usize, rerank: bool) -> Vec<Row> {
         let mut rows = Vec::new();
         let lexical = self.lexical(self.base);
-        let unmatched = self.candidates.docs.saturating_sub(self.scratch.matched.len() as u64);
+        let unmatched = self.candidates.docs.saturating_sub(self.matched_total);
         if lexical <= 0.0 || unmatched == 0 {
             return rows;
         }
         let (mut taken, mut visited) = ([0usize; 2], 0u64);
         'files: for file in self.index.files().values() {
             for slot in file.range() {
-                if self.scratch.seen.get(slot as usize) != Some(&UNSEEN) || !self.candidates.set.contains(slot) {
+                let met = self.scratch.met.get(slot as usize / 64).is_some_and(|word| word & (1 << (slot % 64)) != 0);
+                if met || !self.candidates.set.contains(slot) {
                     continue;
                 }
                 visited += 1;
@@ -575,65 +483,16 @@ impl<'i> QueryRun<'i> {
     }
 }
 
-/// One pass over each term's postings for a short query: number the matched candidates,
-/// list each term's holders, and count document frequencies over the candidates only.
-/// Per term: its weight, and its ranges of `Scratch::holders` and `Scratch::matched`.
-fn exact_terms(postings: &CandidatePostings<'_>, texts: &[String], scratch: &mut Scratch) -> TermsRead {
-    let (index, candidates) = (postings.index, postings.candidates());
-    let mut doc_freqs: HashMap<&str, u64> = HashMap::with_capacity(texts.len());
-    let mut spans: Vec<(Range<usize>, Range<usize>)> = Vec::with_capacity(texts.len());
-    let Scratch { seen, matched, lengths, holders, .. } = scratch;
-    for text in texts {
-        let (first_holder, first_found) = (holders.len(), matched.len());
-        postings.for_each(text, |posting: Posting| {
-            let Some(entry) = seen.get_mut(posting.slot as usize) else { return };
-            if *entry == UNSEEN {
-                *entry = u32::try_from(matched.len()).unwrap_or(UNSEEN);
-                matched.push(posting.slot);
-                lengths.push(index.length(posting.slot));
-            }
-            holders.push((*entry, posting.occurrence()));
-        });
-        doc_freqs.insert(text.as_str(), (holders.len() - first_holder) as u64);
-        spans.push((first_holder..holders.len(), first_found..matched.len()));
-    }
-    let stats = CandidateStats { docs: candidates.0, tokens: candidates.1, doc_freqs };
-    let weights = texts.iter().map(|text| Bm25Weight::for_term(&stats, text)).collect();
-    (weights, spans)
-}
-
-/// Per distinct query term: its weight, and its ranges of `Scratch::holders` and
-/// `Scratch::matched` (see [`QueryTerm`]).
-type TermsRead = (Vec<Option<Bm25Weight>>, Vec<(Range<usize>, Range<usize>)>);
-
 /// `visit` itself: a closure given as an argument can be marked `#[inline(always)]`.
 fn row_visitor<F: FnMut(usize)>(visit: F) -> F {
     visit
-}
-
-/// `weight`'s score for `tf` occurrences in a document of `length` tokens, memoised in
-/// `memo` for small tf and lengths (most documents share them; the same expression gives
-/// the same float).
-fn memoised_score(memo: &mut [f64], term: usize, weight: Bm25Weight, tf: u32, length: u32, average_len: f64) -> f64 {
-    let compute = || weight.score_with_norm(tf, length_norm(length, average_len));
-    if tf == 0 || tf > MEMO_TF || length >= MEMO_LEN {
-        return compute();
-    }
-    let at = (term * MEMO_TF as usize + (tf - 1) as usize) * MEMO_LEN as usize + length as usize;
-    match memo.get_mut(at) {
-        Some(cached) if cached.is_nan() => {
-            *cached = compute();
-            *cached
-        }
-        Some(cached) => *cached,
-        None => compute(),
-    }
 }
 
 mod bounded;
 mod candidate_postings;
 mod estimate_pass;
 mod explain;
+mod read;
 mod scratch;
 mod select;
 #[cfg(test)]

@@ -120,11 +120,15 @@ impl PostingList {
             } else {
                 return; // beyond the last block
             };
+            // The block's last slot (the next block's deltas start from it), if any.
+            let last = self.skip(block).map_or(u32::MAX, |skip| skip.before);
             for posting in postings.take(SKIP_EVERY as usize) {
                 while ranges.next_if(|range| range.end <= posting.slot).is_some() {}
                 match ranges.peek() {
                     None => return,
                     Some(range) if range.start <= posting.slot => visit(posting),
+                    // The rest of the block lies before the next range.
+                    Some(range) if range.start > last => break,
                     Some(_) => {}
                 }
             }

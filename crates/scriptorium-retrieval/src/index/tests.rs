@@ -107,7 +107,7 @@ fn replacing_and_removing_a_file_updates_postings() {
     assert!(found(&index, "okapi").is_empty());
     assert_eq!(index.len(), 1);
     // What remains of the removed file's postings points at slots without an event.
-    assert!(index.postings("okapi").all(|posting| index.slot(posting.slot).is_none()));
+    assert!(index.posting_list("okapi").iter().all(|posting| index.slot(posting.slot).is_none()));
 }
 
 #[test]

@@ -34,29 +34,16 @@ impl<'a> CandidatePostings<'a> {
         (self.docs, self.tokens)
     }
 
-    /// Call `visit` with each posting of `term` at a candidate, in slot order.
-    #[inline(always)]
-    pub(super) fn for_each(&self, term: &str, mut visit: impl FnMut(Posting)) {
-        // Plain loops: `filter(..).for_each(..)` measured slower here.
+    /// About how many of `listed` postings (spread evenly over the slots) lie in the
+    /// candidates' slot ranges, which are all a filtered read decodes.
+    pub(super) fn within_ranges(&self, listed: usize) -> usize {
         match self.ranges {
-            // Decode only the blocks of the list that reach the candidates' slot ranges.
-            Some(ranges) => self.index.posting_list(term).for_each_within(ranges, |posting| {
-                if self.set.contains(posting.slot) {
-                    visit(posting);
-                }
-            }),
-            None if self.every_slot => {
-                for posting in self.index.postings(term) {
-                    visit(posting);
-                }
+            Some(ranges) => {
+                let covered: usize = ranges.iter().map(|range| range.len()).sum();
+                let slots = self.index.slot_count().max(1);
+                usize::try_from(listed as u128 * covered as u128 / slots as u128).unwrap_or(listed)
             }
-            None => {
-                for posting in self.index.postings(term) {
-                    if self.set.contains(posting.slot) {
-                        visit(posting);
-                    }
-                }
-            }
+            None => listed,
         }
     }
 

@@ -1,13 +1,13 @@
-//! The one pass of a long query (see [`super::bounded`]) over a window of slots: each
-//! posting adds its share of its candidate's estimate into that slot's sum as it is
-//! decoded.
+//! The one pass of a query (see [`super::read`]) over a window of slots: each posting
+//! adds its share of its candidate's estimate into that slot's sum as it is decoded
+//! (see [`super::bounded`]).
 //!
 //! The per-posting work is kept to loads, a multiplication, an addition and a store,
 //! without a branch the data decides. The slots met are listed after the pass, from the
-//! sums that are no longer 0; a filtered pass, where candidates are few, lists a slot as
-//! it meets it first (written to the next free cell of `found` whether or not it is new,
-//! the count moving on only when it is). Numbering the matched candidates waits until
-//! the pass is over.
+//! sums that are no longer 0; a pass over few postings lists a slot as it meets it
+//! first (written to the next free cell of `found` whether or not it is new, the count
+//! moving on only when it is). [`Window::close`] then marks them in a bitset and notes
+//! the largest estimates, which decide what the read numbers.
 //!
 //! A window is a range of slots, so that a large query can be read on two threads, a
 //! window at a time: each window's sums and lengths then stay in its core's cache.
@@ -15,17 +15,21 @@
 use std::ops::Range;
 
 use super::candidate_postings::CandidatePostings;
+use super::select::Best;
 use crate::bm25::{K1, length_norm};
-use crate::index::{Occurrence, Posting};
+use crate::index::Posting;
 
-use super::{MEMO_LEN, MEMO_TF};
+/// Saturations are memoised for tf in `1..=MEMO_TF` ...
+const MEMO_TF: u32 = 3;
+/// ... and document lengths below `MEMO_LEN`; others are computed each time.
+const MEMO_LEN: u32 = 512;
 
 /// What one query term adds to a holder's estimate: `scale · saturation(tf, length)`.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct TermShare {
     /// The term's idf times how many query tokens are this term.
     pub(super) scale: f64,
-    /// Whether its holders are listed (the rules read the long terms).
+    /// Whether the fields it is found in are noted (the rules read the long terms).
     pub(super) long: bool,
 }
 
@@ -72,28 +76,33 @@ pub(super) struct WindowRead {
     /// Where the slots met sit in the whole `found` buffer (the window's part of it
     /// starts at its first slot).
     pub(super) found: Range<usize>,
-    /// (slot, occurrence) of the holders of the long terms, term after term, in slot order.
-    pub(super) holders: Vec<(u32, Occurrence)>,
-    /// Per term read: its range of `holders`.
-    pub(super) holder_spans: Vec<Range<usize>>,
+    /// The largest estimates met (as many as a query returns) and the largest of all.
+    pub(super) best: Best,
+    pub(super) top: f64,
+    /// Per term: whether some candidate met holds it in its content, and in its path or
+    /// headings (kept for the long terms only, which the rules read).
+    pub(super) fields: Vec<(bool, bool)>,
     /// The buffer of [`Window::gather`], empty, for the next query.
     pub(super) kept: Vec<Posting>,
 }
 
 /// One window's sums and what the pass found in it.
 pub(super) struct Window<'a> {
-    /// The first slot of the window.
+    /// The first slot of the window (a multiple of 64: `met` starts with it).
     from: u32,
     /// Per slot of the window: its estimate so far (0: not met yet).
     sums: &'a mut [f64],
     /// Its first `found_len` cells: the slots met.
     found: &'a mut [u32],
     found_len: usize,
+    /// A bit per slot of the window, set for the slots met (by [`Window::close`]).
+    met: &'a mut [u64],
     /// Whether the slots met are listed as the postings are read, rather than by
-    /// [`Window::list_found`] after the last term.
+    /// [`Window::close`] after the last term.
     tracked: bool,
-    holders: Vec<(u32, Occurrence)>,
-    holder_spans: Vec<Range<usize>>,
+    best: Best,
+    top: f64,
+    fields: Vec<(bool, bool)>,
     /// A filtered pass: the postings at candidates, term after term ([`Window::gather`]),
     /// and each term's range of them.
     kept: Vec<Posting>,
@@ -101,13 +110,32 @@ pub(super) struct Window<'a> {
 }
 
 impl<'a> Window<'a> {
-    /// A window over slots `from..from + sums.len()`; `found` must be at least as long
-    /// as `sums` (each slot is met first once). `tracked`: the slots met are listed as
-    /// the postings are read (worth it when few slots are candidates); otherwise
-    /// [`Window::list_found`] lists them once every term is read.
-    pub(super) fn new(from: u32, sums: &'a mut [f64], found: &'a mut [u32], tracked: bool) -> Self {
-        let (holders, holder_spans, kept, kept_spans) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        Window { from, sums, found, found_len: 0, tracked, holders, holder_spans, kept, kept_spans }
+    /// A window over slots `from..from + sums.len()`: `found` must be at least as long
+    /// as `sums` (each slot is met first once), and `met` hold a bit for each slot.
+    /// `tracked`: the slots met are listed as the postings are read (worth it when they
+    /// are few); otherwise [`Window::close`] finds them from the sums. `top_k`: how many
+    /// of the largest estimates to keep.
+    pub(super) fn new(
+        from: u32,
+        sums: &'a mut [f64],
+        found: &'a mut [u32],
+        met: &'a mut [u64],
+        tracked: bool,
+        top_k: usize,
+    ) -> Self {
+        Window {
+            from,
+            sums,
+            found,
+            found_len: 0,
+            met,
+            tracked,
+            best: Best::new(top_k),
+            top: 0.0,
+            fields: Vec::new(),
+            kept: Vec::new(),
+            kept_spans: Vec::new(),
+        }
     }
 
     /// Give the window a buffer for [`Window::gather`] (a spare one, to reuse its memory).
@@ -138,8 +166,9 @@ impl<'a> Window<'a> {
     /// A filtered pass, second look: add the shares of the postings kept.
     pub(super) fn add_kept(&mut self, shares: &[Option<TermShare>], lengths: &[u32], saturation: &mut Saturation) {
         let (kept, spans) = (std::mem::take(&mut self.kept), std::mem::take(&mut self.kept_spans));
-        for (span, &share) in spans.iter().zip(shares) {
-            self.add_term(kept.get(span.clone()).unwrap_or_default().iter().copied(), share, lengths, saturation);
+        for (term, (span, &share)) in spans.iter().zip(shares).enumerate() {
+            let postings = kept.get(span.clone()).unwrap_or_default().iter().copied();
+            self.add_term(term, postings, share, lengths, saturation);
         }
         (self.kept, self.kept_spans) = (kept, spans);
     }
@@ -159,57 +188,79 @@ impl<'a> Window<'a> {
         let from = self.from as usize;
         let mut kept = self.kept;
         kept.clear();
-        WindowRead { found: from..from + self.found_len, holders: self.holders, holder_spans: self.holder_spans, kept }
+        WindowRead { found: from..from + self.found_len, best: self.best, top: self.top, fields: self.fields, kept }
     }
 
-    /// Add the shares of one term's `postings` (in slot order; those before the window
+    /// Add the shares of term `term`'s `postings` (in slot order; those before the window
     /// are passed over, the first after it ends the term) to the window's sums.
     #[inline(always)]
     pub(super) fn add_term(
         &mut self,
+        term: usize,
         postings: impl Iterator<Item = Posting>,
         share: Option<TermShare>,
         lengths: &[u32],
         saturation: &mut Saturation,
     ) {
-        let first_holder = self.holders.len();
-        if let Some(TermShare { scale, long }) = share {
-            match (long, self.tracked) {
-                (true, true) => self.add::<true, true>(postings, scale, lengths, saturation),
-                (true, false) => self.add::<true, false>(postings, scale, lengths, saturation),
-                (false, true) => self.add::<false, true>(postings, scale, lengths, saturation),
-                (false, false) => self.add::<false, false>(postings, scale, lengths, saturation),
-            }
-        }
-        self.holder_spans.push(first_holder..self.holders.len());
-    }
-
-    /// List the slots met (an untracked window, after its last term): one pass over its
-    /// sums in slot order, without a branch the data decides.
-    pub(super) fn list_found(&mut self) {
-        if self.tracked {
+        let Some(TermShare { scale, long }) = share else { return };
+        if !long {
+            match self.tracked {
+                true => self.add::<true>(postings, scale, lengths, saturation),
+                false => self.add::<false>(postings, scale, lengths, saturation),
+            };
             return;
         }
-        let mut found_len = 0;
-        for (slot, &sum) in (self.from..).zip(self.sums.iter()) {
-            if let Some(cell) = self.found.get_mut(found_len) {
-                *cell = slot;
-            }
-            found_len += usize::from(sum != 0.0);
+        let fields = match self.tracked {
+            true => self.add::<true>(postings, scale, lengths, saturation),
+            false => self.add::<false>(postings, scale, lengths, saturation),
+        };
+        if self.fields.len() <= term {
+            self.fields.resize(term + 1, (false, false));
         }
-        self.found_len = found_len;
+        if let Some(seen) = self.fields.get_mut(term) {
+            *seen = (seen.0 || fields.0, seen.1 || fields.1);
+        }
     }
 
+    /// After the last term: list the slots met (unless tracked, in one pass over the
+    /// sums in slot order, without a branch the data decides), mark them in `met`, and
+    /// note the largest estimates.
+    pub(super) fn close(&mut self) {
+        if !self.tracked {
+            let mut found_len = 0;
+            for (slot, &sum) in (self.from..).zip(self.sums.iter()) {
+                if let Some(cell) = self.found.get_mut(found_len) {
+                    *cell = slot;
+                }
+                found_len += usize::from(sum != 0.0);
+            }
+            self.found_len = found_len;
+        }
+        let Window { from, sums, found, found_len, met, best, top, .. } = self;
+        for &slot in found.get(..*found_len).unwrap_or_default() {
+            let at = slot.wrapping_sub(*from) as usize;
+            if let Some(word) = met.get_mut(at / 64) {
+                *word |= 1 << (at % 64);
+            }
+            let sum = sums.get(at).copied().unwrap_or(0.0);
+            best.offer(sum);
+            *top = top.max(sum);
+        }
+    }
+
+    /// Add one term's shares; returns whether some posting is in content, and whether
+    /// one is in the path or headings.
     #[inline(always)]
-    fn add<const LONG: bool, const TRACKED: bool>(
+    fn add<const TRACKED: bool>(
         &mut self,
         postings: impl Iterator<Item = Posting>,
         scale: f64,
         lengths: &[u32],
         saturation: &mut Saturation,
-    ) {
+    ) -> (bool, bool) {
         let (from, end) = (self.from, self.end());
-        let Window { sums, found, found_len, holders, .. } = self;
+        let (mut in_content, mut in_path_heading) = (false, false);
+        let Window { sums, found, found_len, .. } = self;
         for posting in postings {
             let slot = posting.slot;
             if slot >= end {
@@ -230,9 +281,9 @@ impl<'a> Window<'a> {
                 *found_len += fresh;
             }
             *sum += share;
-            if LONG {
-                holders.push((slot, occurrence));
-            }
+            in_content |= occurrence.in_content();
+            in_path_heading |= occurrence.in_path_heading();
         }
+        (in_content, in_path_heading)
     }
 }

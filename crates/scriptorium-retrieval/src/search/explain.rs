@@ -19,7 +19,7 @@ impl QueryRun<'_> {
         let mut parts = Vec::new();
         for &term in &self.positions {
             let Some(query_term) = self.terms.get(term) else { continue };
-            // From the posting list: a long query lists the holders of its long terms only.
+            // From the posting list: a query lists the holders of its long terms only.
             let mut tf = 0;
             let one = slot..slot.saturating_add(1);
             let list = self.index.posting_list(&query_term.text);

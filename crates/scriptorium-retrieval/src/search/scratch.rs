@@ -13,32 +13,28 @@ pub(super) const UNSEEN: u32 = u32::MAX;
 pub(super) struct Scratch {
     /// Per slot: its index in `matched`, or [`UNSEEN`]. All [`UNSEEN`] between queries.
     pub(super) seen: Vec<u32>,
-    /// Candidates holding at least one query term, in discovery order: those found by
-    /// the first term, then those the second term added, and so on.
+    /// A bit per slot, set for every candidate holding a query term (numbered in
+    /// `matched` or not); all clear between queries.
+    pub(super) met: Vec<u64>,
+    /// The candidates holding a query term that may still rank (see `bounded`).
     pub(super) matched: Vec<u32>,
-    /// The length in tokens of each matched candidate.
-    pub(super) lengths: Vec<u32>,
-    /// Per term, in term order: (index in `matched`, occurrence) of each candidate
-    /// holding it, in slot order (see `QueryTerm::holders`).
+    /// Per long term, in term order: (index in `matched`, occurrence) of each candidate
+    /// in `matched` holding it, in slot order (see `QueryTerm::holders`).
     pub(super) holders: Vec<(u32, Occurrence)>,
-    /// The raw score of each matched candidate, accumulated one query token at a time.
+    /// The raw score of each candidate in `matched`: estimated, then exact where needed.
     pub(super) raws: Vec<f64>,
-    /// Scratch for one token: the new score of each holder of its term.
-    pub(super) updates: Vec<f64>,
     /// Per matched candidate: how many long query terms its content / path or headings hold.
     pub(super) exact_terms: Vec<u8>,
     pub(super) path_heading_terms: Vec<u8>,
     /// The unrounded final score of each matched candidate (−∞: dropped).
     pub(super) finals: Vec<f64>,
-    /// Memoised term scores by (term, tf, length); NaN where not computed yet.
-    pub(super) term_scores: Vec<f64>,
-    /// Per slot: a long query's estimate of the candidate there, before `raws` takes it;
+    /// Per slot: a query's estimate of the candidate there, before `raws` takes it;
     /// all 0 between queries.
     pub(super) sums: Vec<f64>,
-    /// A long query's slots met, in the order met: its first cells, per window (see
-    /// `estimate_pass`); never cleared, only ever written before it is read.
+    /// The slots a pass met: its first cells, per window (see `estimate_pass`); never
+    /// cleared, only ever written before it is read.
     pub(super) found: Vec<u32>,
-    /// Spare buffers for the postings a filtered long query's windows keep (see
+    /// Spare buffers for the postings a filtered pass keeps (see
     /// `estimate_pass::Window::gather`), so that their memory is reused.
     pub(super) kept: Vec<Vec<Posting>>,
 }
@@ -56,6 +52,9 @@ impl Scratch {
         if scratch.seen.len() < slots {
             scratch.seen.resize(slots, UNSEEN);
         }
+        if scratch.met.len() < slots.div_ceil(64) {
+            scratch.met.resize(slots.div_ceil(64), 0);
+        }
         scratch
     }
 
@@ -66,8 +65,8 @@ impl Scratch {
                 *entry = UNSEEN;
             }
         }
+        self.met.fill(0);
         self.matched.clear();
-        self.lengths.clear();
         self.holders.clear();
         self.raws.clear();
         self.exact_terms.clear();

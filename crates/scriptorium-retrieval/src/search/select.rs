@@ -57,6 +57,16 @@ impl Best {
     pub(super) fn kth(&self) -> Option<f64> {
         self.heap.peek().map(|Reverse(least)| least.0)
     }
+
+    /// How many scores are kept (at most `limit`).
+    pub(super) fn len(&self) -> usize {
+        self.heap.len()
+    }
+
+    /// The scores kept, in no order.
+    pub(super) fn kept(&self) -> impl Iterator<Item = f64> + '_ {
+        self.heap.iter().map(|Reverse(score)| score.0)
+    }
 }
 
 /// An `f64` ordered by [`f64::total_cmp`].

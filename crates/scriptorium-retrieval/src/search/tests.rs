@@ -123,10 +123,9 @@ fn explanation_sums_to_the_raw_score() {
     assert_eq!(explanation.details().len(), 3, "one part per query token, duplicates kept");
     let filtered = Filters { path_prefix: Some("topics".into()), ..Filters::default() };
     assert!(index.explain("garden", &filtered, "chat/t/1").expect("valid").is_none());
-    // A long query (scored by estimate first) lists the holders of its long terms only;
-    // its explanation still counts every term the event holds.
+    // A query lists the holders of its long terms only; its explanation still counts
+    // every term the event holds (here the short `01` and `02`).
     let long = "garden 01 sensor 02 garden 01 sensor 02 garden 01";
-    assert!(tokenize(long).len() > EXACT_TOKENS_MAX);
     let hits = index.search(long, &Bm25Options::default()).expect("search");
     let top = hits.iter().find_map(|hit| match &hit.score {
         Score::Bm25(score) if hit.event.event_id == "chat/t/1" => Some(score.bm25_score),
@@ -177,7 +176,7 @@ fn crowded_world() -> (Index, Vec<MemoryEvent>) {
 #[test]
 fn long_queries_rank_exactly_like_brute_force() {
     let (index, live) = crowded_world();
-    // More than `EXACT_TOKENS_MAX` tokens: scored by estimate, then exactly where it matters.
+    // Many tokens: scored by estimate, then exactly where it matters.
     for query in [
         "预算跟踪器重试 索引 budget",
         "跟踪器跟踪器重试重试 tracker retry retry",
@@ -278,7 +277,11 @@ proptest! {
         events in prop::collection::vec(arb_event(), 1..40),
         query in prop::collection::vec(0..WORDS.len() + 1, 1..5),
         options in arb_options(),
+        window_slots in prop::option::of(1usize..12),
     ) {
+        // None: as any query is cut; otherwise in windows of that many slots (rounded
+        // up to 64), with a helper.
+        TEST_CUTTING.set(window_slots.map(Cutting::always));
         let query: Vec<&str> = query.iter().map(|w| WORDS.get(*w).copied().unwrap_or("absent")).collect();
         let query = query.join(" ");
         let index = index_of(&group_by_file(&events));
@@ -378,7 +381,9 @@ proptest! {
         speaker in any::<bool>(),
         prefix in prop::option::of(prop::sample::select(vec!["b", "sources/q", "sources/p/t", "topics"])),
         from in prop::option::of(prop::sample::select(vec!["2024", "2023"])),
+        window_slots in prop::option::of(1usize..400),
     ) {
+        TEST_CUTTING.set(window_slots.map(Cutting::always));
         let (index, live) = blocky_corpus(seed, size);
         let words: Vec<&str> = query.iter().map(|w| COMMON_WORDS.get(*w).copied().unwrap_or("absent")).collect();
         let query = words.join(" ");
@@ -397,7 +402,7 @@ proptest! {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(32))]
 
-    /// Long queries (more than `EXACT_TOKENS_MAX` tokens) read each posting list once,
+    /// Long queries (more than 8 tokens, as a CJK run gives) read each posting list once,
     /// adding estimates by slot as they decode, and look the exact sums up in the posting
     /// lists: they rank exactly as brute force, with and without filters, with and without
     /// dead slots (a removed file).
@@ -425,7 +430,7 @@ proptest! {
         let mut words: Vec<&str> = vec!["预算会议的"];
         words.extend(query.iter().map(|w| COMMON_WORDS.get(*w).copied().unwrap_or("absent")));
         let query = words.join(" ");
-        prop_assert!(tokenize(&query).len() > EXACT_TOKENS_MAX);
+        prop_assert!(tokenize(&query).len() > 8);
         let filters = Filters {
             speaker: speaker.then(|| "dave".to_owned()),
             path_prefix: prefix.map(str::to_owned),

@@ -1,4 +1,4 @@
-//! Cutting a long query's pass into windows of slots, and reading them on this thread
+//! Cutting a query's pass into windows of slots, and reading them on this thread
 //! and a helper.
 //!
 //! A window's sums and lengths (12 bytes a slot) stay in a core's cache while every
@@ -44,20 +44,37 @@ impl Cutting {
         Cutting::DEFAULT
     }
 
-    /// Windows over `sums` and `found` (each at least as long), in slot order, of about
-    /// equal size and at most `window_slots` slots.
-    pub(super) fn cut<'a>(self, mut sums: &'a mut [f64], mut found: &'a mut [u32], tracked: bool) -> Windows<'a> {
-        let count = sums.len().div_ceil(self.window_slots.max(1)).max(1);
-        let size = sums.len().div_ceil(count).max(1);
+    /// Windows over `sums`, `found` (at least as long) and `met` (a bit per slot), in
+    /// slot order, of about equal size, at most `window_slots` slots rounded up to a
+    /// multiple of 64 (each window owns whole words of `met`). `tracked` and `top_k` as
+    /// [`Window::new`] takes them.
+    pub(super) fn cut<'a>(
+        self,
+        mut sums: &'a mut [f64],
+        mut found: &'a mut [u32],
+        mut met: &'a mut [u64],
+        tracked: bool,
+        top_k: usize,
+        filtered: Option<usize>,
+    ) -> Windows<'a> {
+        // A small filtered pass (`filtered`: how many postings it may read) stays whole:
+        // a window's bookkeeping (a seek per term, its share of the candidates' ranges)
+        // would cost more than locality saves on its few candidates.
+        let whole = filtered.is_some_and(|postings| postings < self.helped_postings_min) && !self.any_machine;
+        let count = if whole { 1 } else { sums.len().div_ceil(self.window_slots.max(1)).max(1) };
+        let size = sums.len().div_ceil(count).next_multiple_of(64);
         let mut windows = Vec::with_capacity(count);
         let mut from = 0;
         while !sums.is_empty() {
             let (size, found_size) = (size.min(sums.len()), size.min(found.len()));
+            let words = size.div_ceil(64).min(met.len());
             let (window_sums, rest_sums) = std::mem::take(&mut sums).split_at_mut(size);
             let (window_found, rest_found) = std::mem::take(&mut found).split_at_mut(found_size);
+            let (window_met, rest_met) = std::mem::take(&mut met).split_at_mut(words);
             let start = u32::try_from(from).unwrap_or(u32::MAX);
-            windows.push(Mutex::new(Window::new(start, window_sums, window_found, tracked)));
-            (sums, found) = (rest_sums, rest_found);
+            let window = Window::new(start, window_sums, window_found, window_met, tracked, top_k);
+            windows.push(Mutex::new(window));
+            (sums, found, met) = (rest_sums, rest_found, rest_met);
             from += size;
         }
         Windows { windows, cutting: self }
