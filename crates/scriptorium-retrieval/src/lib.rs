@@ -18,6 +18,9 @@
 //! - The scoring formula ([`Bm25Weight`], [`Bm25Statistics`]) is separate from the index.
 //! - A query touches only the posting lists of its own tokens plus one walk over the
 //!   candidates that hold none of them (which all share one score).
+//! - Calls are synchronous: a large query (150k postings or more) or a cache load may
+//!   split its work over a scoped helper thread, which has finished when the call
+//!   returns; results never depend on how the work was split.
 //! - Results do not depend on the order files or events were added; a file's events
 //!   occupy one contiguous slot range, so a file can be removed and re-added alone.
 //! - Events are held compact and posting lists delta-encoded; a query builds a
