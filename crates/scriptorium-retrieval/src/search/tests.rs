@@ -207,6 +207,43 @@ fn reused_buffers_do_not_leak_between_indexes() {
     assert_eq!(before, naive_search(&live, query, &Bm25Options::default()));
 }
 
+#[test]
+fn concurrent_searches_each_with_a_helper_equal_brute_force() {
+    // Four threads query one index at once, every query cut into windows with a helper
+    // thread of its own: per-thread buffers and per-query windows must not mix.
+    let (index, live) = blocky_corpus(7, 400);
+    let queries =
+        ["预算会议的 budget ok", "的 会 我 预算 会议 跟踪器 重试", "budget x ok", "预算会议的 预算会议的 重试"];
+    let options = [
+        Bm25Options::default(),
+        Bm25Options { top_k: 3, rerank: false, ..Bm25Options::default() },
+        Bm25Options {
+            filters: Filters { speaker: Some("dave".into()), ..Filters::default() },
+            ..Bm25Options::default()
+        },
+    ];
+    let live = &live;
+    let expected: Vec<_> = (queries.iter())
+        .flat_map(|query| options.iter().map(move |options| naive_search(live, query, options)))
+        .collect();
+    std::thread::scope(|scope| {
+        for window_slots in [64, 128, 200, 300] {
+            let (index, expected, options) = (&index, &expected, &options);
+            scope.spawn(move || {
+                TEST_CUTTING.set(Some(Cutting::always(window_slots)));
+                for _ in 0..2 {
+                    let got: Vec<_> = (queries.iter())
+                        .flat_map(|query| {
+                            options.iter().map(move |options| rows(&index.search(query, options).expect("search")))
+                        })
+                        .collect();
+                    assert_eq!(&got, expected, "windows of {window_slots} slots");
+                }
+            });
+        }
+    });
+}
+
 const WORDS: &[&str] =
     &["berlin", "garden", "sensor", "cat", "miso", "ok", "京都", "公寓", "成本", "2024-01-02", "tea", "x"];
 const PATHS: &[&str] = &["topics/a.md", "topics/b/c.md", "topics/b_d.md", "sources/p/_v2/t.md", "sources/p/t.md"];
