@@ -273,29 +273,24 @@ impl<'i> QueryRun<'i> {
         finals.resize(self.scratch.matched.len(), f64::NEG_INFINITY);
         let mut best = Best::new(top_k);
         let ceiling = self.adjustment_ceiling(rerank, &dates);
-        // Inlined into both loops below: it runs once per matched candidate.
-        let mut rank_row = row_visitor(
-            #[inline(always)]
-            |m: usize| {
-                let (Some(&slot), Some(&raw)) = (self.scratch.matched.get(m), self.scratch.raws.get(m)) else { return };
-                let lexical = self.lexical(raw);
-                // Even with the largest adjustment, below the band of any k-th score to come
-                // (see `BAND_REACH`): neither ranked nor a finalist, so not looked at further.
-                if lexical + ceiling < best.least() - BAND_REACH {
-                    return;
-                }
-                let adjustment = if rerank { self.adjustment(m, slot, &dates) } else { 0.0 };
-                if lexical <= 0.0 && adjustment <= SOURCE_GROUNDED {
-                    return;
-                }
-                let final_score = lexical + adjustment;
-                best.offer(final_score);
-                if let Some(cell) = finals.get_mut(m) {
-                    *cell = final_score;
-                }
-            },
-        );
-        survivors.iter().for_each(|&m| rank_row(m));
+        for &m in &survivors {
+            let (Some(&slot), Some(&raw)) = (self.scratch.matched.get(m), self.scratch.raws.get(m)) else { continue };
+            let lexical = self.lexical(raw);
+            // Even with the largest adjustment, below the band of any k-th score to come
+            // (see `BAND_REACH`): neither ranked nor a finalist, so not looked at further.
+            if lexical + ceiling < best.least() - BAND_REACH {
+                continue;
+            }
+            let adjustment = if rerank { self.adjustment(m, slot, &dates) } else { 0.0 };
+            if lexical <= 0.0 && adjustment <= SOURCE_GROUNDED {
+                continue;
+            }
+            let final_score = lexical + adjustment;
+            best.offer(final_score);
+            if let Some(cell) = finals.get_mut(m) {
+                *cell = final_score;
+            }
+        }
         unmatched.iter().for_each(|row| best.offer(row.final_score));
         let mut finalists = match best.kth() {
             Some(kth) => self.finalists(&finals, &unmatched, Band::around(kth), top_k, &dates, rerank),
@@ -481,11 +476,6 @@ impl<'i> QueryRun<'i> {
             }),
         }))
     }
-}
-
-/// `visit` itself: a closure given as an argument can be marked `#[inline(always)]`.
-fn row_visitor<F: FnMut(usize)>(visit: F) -> F {
-    visit
 }
 
 mod bounded;
