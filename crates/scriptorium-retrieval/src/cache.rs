@@ -122,8 +122,8 @@ pub(crate) struct DiskState {
 }
 
 impl Index {
-    /// The index of the workspace at `root`, through the persistent cache (see the
-    /// [module docs](crate::cache)): load, refresh by fingerprints, save if changed.
+    /// The index of the workspace at `root`, through the persistent cache at
+    /// [`CACHE_PATH`](crate::CACHE_PATH): load, refresh by fingerprints, save if changed.
     ///
     /// Errors: [`ErrorCode::ReadFailed`](crate::ErrorCode::ReadFailed) when a folder or
     /// an indexable file cannot be read. A bad or unwritable cache is never an error.
