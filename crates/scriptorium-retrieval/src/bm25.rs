@@ -65,8 +65,7 @@ impl Bm25Weight {
     /// [`Self::score`] given the document's [`length_norm`], which is the same for every
     /// term of one document (computing it once per document gives the same floats).
     pub fn score_with_norm(&self, tf: u32, norm: f64) -> f64 {
-        let tf = f64::from(tf);
-        self.idf * (DELTA + (tf * (K1 + 1.0)) / (norm + tf))
+        self.idf * (DELTA + saturation(tf, norm))
     }
 
     /// The average document length this weight was made with.
@@ -98,6 +97,14 @@ impl Bm25Weight {
 /// `k1 · ((1 − b) + (b·dl)/avgdl)`.
 pub fn length_norm(doc_len: u32, average_len: f64) -> f64 {
     K1 * (1.0 - B + B * f64::from(doc_len) / average_len)
+}
+
+/// The tf part of a term's score, `tf·(k1+1) / (norm + tf)`, given the document's
+/// [`length_norm`]: the one expression both the exact score and a query's estimate use,
+/// so they share its float.
+pub(crate) fn saturation(tf: u32, norm: f64) -> f64 {
+    let tf = f64::from(tf);
+    (tf * (K1 + 1.0)) / (norm + tf)
 }
 
 /// The average document length as rank_bm25 computes it: an integer sum divided by N.

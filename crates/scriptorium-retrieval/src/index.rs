@@ -23,6 +23,7 @@ use std::sync::OnceLock;
 use scriptorium_topic_markdown::SourceResolver;
 
 use self::postings::PostingList;
+pub(crate) use self::postings::SortedSlots;
 use self::stored::{Interner, OnDisk, StoredEvent, TextArena};
 use self::tally::Tally;
 use self::terms::Terms;

@@ -35,6 +35,28 @@ struct Skip {
     offset: u32,
 }
 
+/// A few slots whose postings are looked up in several lists: sorted, distinct, and
+/// their runs of consecutive slots, the ranges whose blocks are read.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct SortedSlots {
+    slots: Vec<u32>,
+    runs: Vec<Range<u32>>,
+}
+
+impl SortedSlots {
+    /// `slots` must be sorted and distinct.
+    pub(crate) fn new(slots: Vec<u32>) -> Self {
+        let mut runs: Vec<Range<u32>> = Vec::new();
+        for &slot in &slots {
+            match runs.last_mut() {
+                Some(last) if last.end == slot => last.end = slot.saturating_add(1),
+                _ => runs.push(slot..slot.saturating_add(1)),
+            }
+        }
+        SortedSlots { slots, runs }
+    }
+}
+
 /// A term's postings, sorted by slot.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct PostingList {
@@ -134,6 +156,20 @@ impl PostingList {
             }
             next_block = block + 1;
         }
+    }
+
+    /// Call `visit` with each posting at one of `slots`, and that slot's index among
+    /// them, decoding only the blocks that hold them.
+    pub(crate) fn for_each_at(&self, slots: &SortedSlots, mut visit: impl FnMut(usize, Posting)) {
+        let mut next = 0;
+        self.for_each_within(&slots.runs, |posting| {
+            while slots.slots.get(next).is_some_and(|&slot| slot < posting.slot) {
+                next += 1;
+            }
+            if slots.slots.get(next) == Some(&posting.slot) {
+                visit(next, posting);
+            }
+        });
     }
 
     /// The length of the stored form (see the module documentation).

@@ -1,25 +1,24 @@
-//! Scoring a query (long ones, as a CJK run gives, most of all) without the exact sum for every
-//! matched candidate.
+//! Scoring a query (long ones, as a CJK run gives, most of all) without the exact sum
+//! for every matched candidate.
 //!
 //! The exact raw score is a left-to-right sum over every query token, so its cost is
 //! tokens × candidates. Instead each candidate first gets a cheap estimate: `base` plus,
 //! per term it holds, `count·idf · g(tf, length)`, where `g` is the BM25 saturation the
 //! exact score also computes (`idf·(δ + g)` per token). That is one multiplication and
 //! one addition per (term, holder), made as the posting is decoded, into a per-slot sum
-//! ([`read_terms`](super::read::read_terms)). Estimate and exact sum add up the same real numbers in
-//! a different order and rounding, so they differ by at most [`QueryRun::error_bound`].
-//! Only the candidates whose estimate can reach the result are numbered at all; the
-//! exact sum is then computed for those that can reach the maximum or the result, reading their occurrences back from the posting lists (only
+//! ([`read_terms`](super::read::read_terms)). Estimate and exact sum add up the same
+//! real numbers in a different order and rounding, so they differ by at most
+//! [`QueryRun::error_bound`]. Only the candidates whose estimate can reach the result
+//! are numbered at all; the exact sum is then computed for those that can reach the
+//! maximum or the result, reading their occurrences back from the posting lists (only
 //! the blocks holding them); every other candidate provably ranks below the result, so
 //! rankings and scores are unchanged.
-
-use std::ops::Range;
 
 use super::QueryRun;
 use super::scratch::Scratch;
 use super::select::{BAND_REACH, Best};
 use crate::bm25::{Bm25Weight, length_norm};
-use crate::index::Occurrence;
+use crate::index::{Occurrence, SortedSlots};
 use crate::rules::SOURCE_GROUNDED;
 
 /// The raw score of a candidate holding no query term: `Σ idf·δ` over the tokens
@@ -134,21 +133,14 @@ impl QueryRun<'_> {
         let mut rows: Vec<(u32, usize)> =
             ms.iter().enumerate().filter_map(|(at, &m)| Some((*self.scratch.matched.get(m)?, at))).collect();
         rows.sort_unstable();
-        let ranges: Vec<Range<u32>> = rows.iter().map(|&(slot, _)| slot..slot.saturating_add(1)).collect();
+        let slots = SortedSlots::new(rows.iter().map(|&(slot, _)| slot).collect());
         let mut table = vec![Occurrence::ABSENT; ms.len() * width];
         for (term, query_term) in self.terms.iter().enumerate() {
             if query_term.weight.is_none() {
                 continue;
             }
-            let mut next = 0;
-            self.index.posting_list(&query_term.text).for_each_within(&ranges, |posting| {
-                while rows.get(next).is_some_and(|&(slot, _)| slot < posting.slot) {
-                    next += 1;
-                }
-                if let Some(&(slot, at)) = rows.get(next)
-                    && slot == posting.slot
-                    && let Some(cell) = table.get_mut(at * width + term)
-                {
+            self.index.posting_list(&query_term.text).for_each_at(&slots, |row, posting| {
+                if let Some(cell) = rows.get(row).and_then(|&(_, at)| table.get_mut(at * width + term)) {
                     *cell = posting.occurrence();
                 }
             });

@@ -16,7 +16,7 @@ use std::ops::Range;
 
 use super::candidate_postings::CandidatePostings;
 use super::select::Best;
-use crate::bm25::{K1, length_norm};
+use crate::bm25::{length_norm, saturation};
 use crate::index::Posting;
 
 /// Saturations are memoised for tf in `1..=MEMO_TF` ...
@@ -57,9 +57,7 @@ impl Saturation {
         match self.memo.get(at) {
             Some(&value) if !value.is_nan() => value,
             _ => {
-                let tf_f = f64::from(tf);
-                // As `Bm25Weight::score_with_norm` computes it.
-                let value = (tf_f * (K1 + 1.0)) / (length_norm(length, self.average_len) + tf_f);
+                let value = saturation(tf, length_norm(length, self.average_len));
                 if length < MEMO_LEN
                     && let Some(cell) = self.memo.get_mut(at)
                 {

@@ -17,7 +17,7 @@ use super::scratch::{Scratch, UNSEEN};
 use super::select::{BAND_REACH, Best};
 use super::windows::Cutting;
 use crate::bm25::{Bm25Weight, TermStats, average_len};
-use crate::index::Index;
+use crate::index::{Index, SortedSlots};
 use crate::rules::{MIN_RULE_TOKEN_CHARS, RuleHits};
 
 /// An unfiltered pass reading fewer postings than slots / this lists the slots it meets
@@ -194,26 +194,13 @@ fn list_holders(
     if listed.iter().any(|&listed| listed) {
         rows.sort_unstable();
     }
-    // Runs of consecutive slots, for the blocks to read.
-    let mut ranges: Vec<Range<u32>> = Vec::new();
-    for &(slot, _) in &rows {
-        match ranges.last_mut() {
-            Some(last) if last.end == slot => last.end = slot.saturating_add(1),
-            _ => ranges.push(slot..slot.saturating_add(1)),
-        }
-    }
+    let slots = SortedSlots::new(rows.iter().map(|&(slot, _)| slot).collect());
     (texts.iter().zip(listed))
         .map(|(text, &listed)| {
             let first = holders.len();
             if listed {
-                let mut next = 0;
-                index.posting_list(text).for_each_within(&ranges, |posting| {
-                    while rows.get(next).is_some_and(|&(slot, _)| slot < posting.slot) {
-                        next += 1;
-                    }
-                    if let Some(&(slot, m)) = rows.get(next)
-                        && slot == posting.slot
-                    {
+                index.posting_list(text).for_each_at(&slots, |at, posting| {
+                    if let Some(&(_, m)) = rows.get(at) {
                         holders.push((m, posting.occurrence()));
                     }
                 });
