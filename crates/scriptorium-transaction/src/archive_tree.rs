@@ -10,7 +10,9 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use scriptorium_archive_format::ArchiveTree;
+use scriptorium_topic_markdown::SourceLookup;
 
+use crate::listing::{FileClass, classify};
 use crate::vfs::{FileKind, Vfs, kind_of};
 
 /// The top-level directory the archive writer may read.
@@ -77,6 +79,43 @@ impl<V: Vfs + ?Sized> ArchiveTree for WorkspaceTree<'_, V> {
                 Ok(Some(names.into_iter().filter_map(|name| name.into_string().ok()).collect()))
             }
             Some(_) => Ok(None),
+        }
+    }
+}
+
+/// The workspace's source archives as the [`SourceLookup`] that topic citations resolve
+/// against: the one file-backed lookup, for the transaction, retrieval and `check`.
+///
+/// It resolves exactly the files the [`Listing`](crate::Listing) classes as
+/// [`FileClass::Source`]: a regular `sources/**.md` file with no hidden component,
+/// reached without any symbolic link (spec 01 §6.5), so a link can never make a
+/// citation resolve against a file outside `sources/`, and an incremental reader
+/// resolves what a full scan would.
+#[derive(Debug)]
+pub struct WorkspaceSources<'a, V: Vfs + ?Sized> {
+    tree: WorkspaceTree<'a, V>,
+}
+
+impl<'a, V: Vfs + ?Sized> WorkspaceSources<'a, V> {
+    /// The sources of the workspace `vfs` is rooted at.
+    pub fn new(vfs: &'a V) -> Self {
+        WorkspaceSources { tree: WorkspaceTree::new(vfs) }
+    }
+}
+
+impl<V: Vfs + ?Sized> SourceLookup for WorkspaceSources<'_, V> {
+    fn read_source(&self, path: &str) -> io::Result<Option<Vec<u8>>> {
+        if classify(path.as_bytes()) != FileClass::Source {
+            return Ok(None);
+        }
+        match self.tree.read_file(path) {
+            // A link on the way, or a path that is not plain, is no source (the lookup contract).
+            Err(error) if matches!(error.kind(), io::ErrorKind::PermissionDenied | io::ErrorKind::InvalidInput) => {
+                Ok(None)
+            }
+            // Removed between the check and the read: the same as never there.
+            Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(None),
+            other => other,
         }
     }
 }

@@ -22,6 +22,7 @@ mod error;
 mod evidence;
 mod history;
 mod journal;
+mod listing;
 mod lock;
 mod patch;
 mod paths;
@@ -59,8 +60,11 @@ pub use crate::records::{
     RecordSource, apply_record_ops, parse_record_ops,
 };
 
-pub use crate::archive_tree::WorkspaceTree;
+pub use crate::archive_tree::{WorkspaceSources, WorkspaceTree};
 pub use crate::journal::{BackupRecovery, Changes, Installed, QUARANTINE_DIR, Recovery, TXN_DIR, install, recover};
+pub use crate::listing::{
+    FileClass, ListedFile, Listing, Scope, SkipReason, Skipped, Unreadable, classify, is_hidden_component,
+};
 pub use crate::lock::{
     BACKGROUND_LOCK_TIMEOUT, INTERACTIVE_LOCK_TIMEOUT, LOCK_FILE, STAGED_EDIT_LOCK_TIMEOUT, WriteLock,
 };

@@ -7,6 +7,8 @@
 //! so no spelling of a path can climb out of the workspace.
 
 use crate::error::{Error, ErrorCode};
+use crate::listing::{FileClass, classify};
+use crate::revision::is_internal_name;
 
 /// The message of every `PATH_OUTSIDE_WORKSPACE` error, as the reference words it.
 const OUTSIDE_MESSAGE: &str = "path escapes the workspace";
@@ -24,7 +26,9 @@ const TOPIC_SUFFIX: &str = ".md";
 ///
 /// Refused with `PATH_OUTSIDE_WORKSPACE`: an absolute path, any `..` component, and
 /// (decision 6) anything under the runtime directory `.scriptorium/` (which holds the
-/// stage and quarantine), the install backup `.scriptorium-block-backup/`, or `.git/`.
+/// stage and quarantine), the install backup `.scriptorium-block-backup/`, or `.git/`,
+/// at any depth: `topics/.git/x.md` is no more memory than `.git/x.md`, since no reader
+/// lists it (the [`Listing`](crate::Listing) rule).
 /// The superseded-layout archive is a sibling of the workspace, so it is out of reach
 /// already. A NUL character is `INVALID_ARGUMENT`: no file system can name it.
 ///
@@ -45,17 +49,17 @@ pub fn workspace_relative(raw: &str) -> Result<String, Error> {
             _ => parts.push(part),
         }
     }
-    if parts.first().is_some_and(|first| is_private_root(first)) {
+    if parts.iter().any(|part| is_private(part)) {
         return Err(outside());
     }
     Ok(parts.join("/"))
 }
 
-/// Whether a first path component names workspace state no request may touch.
-fn is_private_root(component: &str) -> bool {
+/// Whether a path component names workspace state no request may touch.
+fn is_private(component: &str) -> bool {
     // `.scriptorium` covers the stage and quarantine inside it; the prefix match also
     // covers `.scriptorium-block-backup`, where an install parks the committed tree.
-    component.starts_with(".scriptorium") || component == ".git"
+    component.starts_with(".scriptorium") || is_internal_name(std::ffi::OsStr::new(component))
 }
 
 /// A normalized path an edit may write: a Markdown file under `topics/`.
@@ -72,7 +76,9 @@ impl TopicPath {
     ///
     /// Errors: `PATH_OUTSIDE_WORKSPACE` as [`workspace_relative`] says; then
     /// `READ_ONLY_PATH` ("only topics/**/*.md is writable") for anything that is not
-    /// `topics/**.md`. The error's path is `raw` as given.
+    /// `topics/**.md`, or that has a hidden component (one starting with `.`): no reader
+    /// would ever list such a file, so writing it would lose the memory. The error's
+    /// path is `raw` as given.
     ///
     /// ```
     /// use scriptorium_transaction::{ErrorCode, TopicPath};
@@ -84,7 +90,7 @@ impl TopicPath {
     /// ```
     pub fn new(raw: &str) -> Result<Self, Error> {
         let normalized = workspace_relative(raw)?;
-        if is_topic_file(&normalized) {
+        if is_topic_file(&normalized) && classify(normalized.as_bytes()) == FileClass::Topic {
             Ok(TopicPath(normalized))
         } else {
             Err(Error::new(ErrorCode::ReadOnlyPath, READ_ONLY_MESSAGE).with_path(raw))

@@ -9,10 +9,11 @@
 use std::ffi::OsStr;
 use std::io;
 use std::os::unix::ffi::OsStrExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
+use crate::listing::{Scope, list_vfs};
 use crate::vfs::{FileKind, Vfs, kind_of};
 
 mod cache;
@@ -59,31 +60,29 @@ pub fn is_internal_path(relative: &str) -> bool {
     is_internal_name(OsStr::new(first))
 }
 
-/// The revision of the tree `vfs` shows, with `runtime_dir` the runtime directory in use.
+/// The revision of the tree `vfs` shows, with `runtime_dir` the runtime directory in use:
+/// the files of the one [`Listing`](crate::listing::Listing), plus the runtime state file.
 pub fn revision<V: Vfs + ?Sized>(vfs: &V, runtime_dir: &str) -> io::Result<String> {
-    let mut files: Vec<Vec<Vec<u8>>> = Vec::new();
-    collect(vfs, Path::new(""), &mut Vec::new(), &mut files)?;
+    let mut files: Vec<Vec<u8>> =
+        list_vfs(vfs, Scope::Root).complete()?.files.into_iter().map(|file| file.path_bytes().to_vec()).collect();
     let runtime = Path::new(runtime_dir);
     let state = runtime.join(RUNTIME_STATE_FILE);
     if kind_of(vfs, runtime)? == Some(FileKind::Dir) && kind_of(vfs, &state)? == Some(FileKind::File) {
-        files.push(vec![runtime_dir.as_bytes().to_vec(), RUNTIME_STATE_FILE.as_bytes().to_vec()]);
+        let state = format!("{runtime_dir}/{RUNTIME_STATE_FILE}").into_bytes();
+        let at = files.partition_point(|path| component_order(path, &state).is_lt());
+        files.insert(at, state);
     }
-    // Python sorts `Path` objects by their list of components (so `a/b.md` sorts before
-    // `a-c.md`); for UTF-8 names, byte order is code-point order.
-    files.sort();
 
     let mut hasher = Sha256::new();
-    for components in &files {
-        let relative = components.join(&b'/');
-        let path: PathBuf = components.iter().map(|component| OsStr::from_bytes(component)).collect();
-        let bytes = match vfs.read(&path) {
+    for relative in &files {
+        let bytes = match vfs.read(Path::new(OsStr::from_bytes(relative))) {
             Ok(bytes) => bytes,
             // A file removed between listing and reading (an unlocked reader racing a
             // writer) is simply not part of this snapshot.
             Err(error) if error.kind() == io::ErrorKind::NotFound => continue,
             Err(error) => return Err(error),
         };
-        hasher.update(&relative);
+        hasher.update(relative);
         hasher.update([0]);
         hasher.update(&bytes);
         hasher.update([0]);
@@ -91,38 +90,15 @@ pub fn revision<V: Vfs + ?Sized>(vfs: &V, runtime_dir: &str) -> io::Result<Strin
     Ok(hex_revision(hasher))
 }
 
+/// Component-wise order (Python sorts `Path` objects by their list of components, so
+/// `a/b.md` sorts before `a-c.md`); for UTF-8 names, byte order is code-point order.
+pub(crate) fn component_order(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+    a.split(|&byte| byte == b'/').cmp(b.split(|&byte| byte == b'/'))
+}
+
 /// The revision text of a finished hash: its first 32 lowercase hex digits.
 fn hex_revision(hasher: Sha256) -> String {
     hasher.finalize().iter().take(16).map(|byte| format!("{byte:02x}")).collect()
-}
-
-/// Walk `dir`, collecting the component lists of regular files; internal top-level
-/// names are skipped, links and special files never followed nor counted.
-fn collect<V: Vfs + ?Sized>(
-    vfs: &V,
-    dir: &Path,
-    prefix: &mut Vec<Vec<u8>>,
-    files: &mut Vec<Vec<Vec<u8>>>,
-) -> io::Result<()> {
-    let names = match vfs.list_dir(dir) {
-        Ok(names) => names,
-        Err(error) if error.kind() == io::ErrorKind::NotFound && !prefix.is_empty() => return Ok(()),
-        Err(error) => return Err(error),
-    };
-    for name in names {
-        if prefix.is_empty() && is_internal_name(&name) {
-            continue;
-        }
-        let child = dir.join(&name);
-        prefix.push(name.as_bytes().to_vec());
-        match vfs.metadata(&child)?.map(|meta| meta.kind) {
-            Some(FileKind::File) => files.push(prefix.clone()),
-            Some(FileKind::Dir) => collect(vfs, &child, prefix, files)?,
-            _ => {}
-        }
-        prefix.pop();
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -71,3 +71,20 @@ fn workspace_relative_keeps_other_paths() {
     assert_eq!(workspace_relative("sources/./openprogram/x.md").ok().as_deref(), Some("sources/openprogram/x.md"));
     assert_eq!(workspace_relative("").ok().as_deref(), Some(""));
 }
+
+#[test]
+fn internal_components_at_any_depth_are_outside_the_workspace() {
+    // Issue 13 §1: `topics/.git/x.md` was installed, counted by `check` and never searched.
+    for raw in ["topics/.git/x.md", "topics/.scriptorium/x.md", "topics/a/.nativemem/x.md", "topics/.scriptorium-x/y.md"]
+    {
+        check_err(raw, ErrorCode::PathOutsideWorkspace);
+    }
+}
+
+#[test]
+fn hidden_components_are_read_only() {
+    for raw in ["topics/.hidden/x.md", "topics/.x.md", "topics/a/.b/c.md", "topics/.x.md.swp"] {
+        check_err(raw, ErrorCode::ReadOnlyPath);
+    }
+    check_ok("topics/a.b/c.md", "topics/a.b/c.md");
+}

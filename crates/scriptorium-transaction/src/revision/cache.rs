@@ -22,7 +22,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use sha2::{Digest, Sha256};
 
-use super::{RUNTIME_STATE_FILE, hex_revision, is_internal_name};
+use super::{RUNTIME_STATE_FILE, component_order, hex_revision};
+use crate::listing::{Listing, Scope};
 
 /// How close to the hash time a timestamp makes a file untrusted (2 s, nanoseconds):
 /// wide enough for coarse file-system clocks and a wall clock that steps.
@@ -175,11 +176,12 @@ fn now_ns() -> i128 {
 }
 
 /// Every file the revision counts, `/`-joined and in revision order, with its stat:
-/// the same walk as [`super::revision`] (internal top-level names skipped, links and
-/// special files neither followed nor counted, the runtime state file added).
+/// the files of the one [`Listing`] (as [`super::revision`] hashes them), plus the
+/// runtime state file.
 fn list(root: &Path, runtime_dir: &str) -> io::Result<Vec<(Vec<u8>, Stat)>> {
-    let mut files = Vec::new();
-    walk(root, &mut Vec::new(), &mut files)?;
+    let listing = Listing::read(root, Scope::Root).complete()?;
+    let mut files: Vec<(Vec<u8>, Stat)> =
+        listing.files.into_iter().map(|file| (file.path_bytes().to_vec(), Stat::of(&file.meta))).collect();
     let runtime = root.join(runtime_dir);
     if lstat(&runtime)?.is_some_and(|meta| meta.is_dir())
         && let Some(meta) = lstat(&runtime.join(RUNTIME_STATE_FILE))?.filter(fs::Metadata::is_file)
@@ -191,63 +193,12 @@ fn list(root: &Path, runtime_dir: &str) -> io::Result<Vec<(Vec<u8>, Stat)>> {
     Ok(files)
 }
 
-/// Component-wise order, like the full computation (`a/b.md` before `a-c.md`).
-fn component_order(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
-    a.split(|&byte| byte == b'/').cmp(b.split(|&byte| byte == b'/'))
-}
-
 fn lstat(path: &Path) -> io::Result<Option<fs::Metadata>> {
     match fs::symlink_metadata(path) {
         Ok(meta) => Ok(Some(meta)),
         Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(None),
         Err(error) => Err(error),
     }
-}
-
-/// Walk `root/prefix`, collecting regular files in component-wise order (siblings by
-/// name bytes, each directory's files where its name sorts); `prefix` is the
-/// `/`-joined directory (empty for the root).
-fn walk(root: &Path, prefix: &mut Vec<u8>, files: &mut Vec<(Vec<u8>, Stat)>) -> io::Result<()> {
-    let dir = root.join(OsStr::from_bytes(prefix));
-    let entries = match fs::read_dir(&dir) {
-        Ok(entries) => entries,
-        Err(error) if error.kind() == io::ErrorKind::NotFound && !prefix.is_empty() => return Ok(()),
-        Err(error) => return Err(error),
-    };
-    let mut named = Vec::new();
-    for entry in entries {
-        let entry = entry?;
-        named.push((entry.file_name(), entry));
-    }
-    named.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-    for (name, entry) in named {
-        if prefix.is_empty() && is_internal_name(&name) {
-            continue;
-        }
-        let kept = prefix.len();
-        if !prefix.is_empty() {
-            prefix.push(b'/');
-        }
-        prefix.extend_from_slice(name.as_bytes());
-        // `file_type` reports the entry itself (never through a link), like `lstat`.
-        let kind = match entry.file_type() {
-            Ok(kind) => Some(kind),
-            Err(error) if error.kind() == io::ErrorKind::NotFound => None,
-            Err(error) => return Err(error),
-        };
-        if kind.is_some_and(|kind| kind.is_file()) {
-            match entry.metadata() {
-                Ok(meta) if meta.is_file() => files.push((prefix.clone(), Stat::of(&meta))),
-                Ok(_) => {}
-                Err(error) if error.kind() == io::ErrorKind::NotFound => {}
-                Err(error) => return Err(error),
-            }
-        } else if kind.is_some_and(|kind| kind.is_dir()) {
-            walk(root, prefix, files)?;
-        }
-        prefix.truncate(kept);
-    }
-    Ok(())
 }
 
 #[cfg(test)]
