@@ -89,7 +89,7 @@ pub use crate::speaker::{
 };
 pub use crate::tree::{ArchiveTree, MemoryTree};
 pub use crate::trusted::trusted_source_ids;
-pub use crate::write::{AppendPlan, PlannedFile, plan_append, render_frame};
+pub use crate::write::{AppendPlan, PlannedFile, collision_key, plan_append, render_frame};
 pub use crate::writer_record::{UNDATED, WriterRecord, observed_date, render_observed_batch, render_observed_section};
 
 /// Python string rules the reference depends on (printable, whitespace, casefold),

@@ -182,8 +182,10 @@ fn read_failed(path: &str, error: std::io::Error) -> Error {
     Error::new(ErrorCode::ReadFailed, format!("cannot read {path}: {error}")).with_source(error)
 }
 
-/// The collision key of a path or name: `casefold(NFC(s))`.
-fn fold(s: &str) -> String {
+/// The collision key of a path or name: `casefold(NFC(s))`. Two names with one key are
+/// one file on a case-insensitive or normalizing file system (spec 01 §2.8); the
+/// transaction refuses topic paths by the same key.
+pub fn collision_key(s: &str) -> String {
     casefold(&nfc(s))
 }
 
@@ -199,7 +201,7 @@ fn check_path_collisions(paths: &[&str], tree: &dyn ArchiveTree) -> Result<(), E
     for path in paths {
         let ends = path.match_indices('/').map(|(i, _)| i).chain([path.len()]);
         for prefix in ends.filter_map(|end| path.get(..end)) {
-            let other = *seen.entry(fold(prefix)).or_insert(prefix);
+            let other = *seen.entry(collision_key(prefix)).or_insert(prefix);
             if other != prefix {
                 return Err(collision(other, prefix));
             }
@@ -218,9 +220,9 @@ fn check_path_collisions(paths: &[&str], tree: &dyn ArchiveTree) -> Result<(), E
                 listings.insert(dir.clone(), entries);
             }
             let Some(Some(entries)) = listings.get(&dir) else { break };
-            let key = fold(component);
+            let key = collision_key(component);
             let here = if dir.is_empty() { component.to_owned() } else { format!("{dir}/{component}") };
-            if let Some(entry) = entries.iter().find(|entry| entry.as_str() != component && fold(entry) == key) {
+            if let Some(entry) = entries.iter().find(|entry| entry.as_str() != component && collision_key(entry) == key) {
                 let existing = if dir.is_empty() { entry.clone() } else { format!("{dir}/{entry}") };
                 return Err(collision(&existing, &here));
             }

@@ -80,6 +80,7 @@ impl Workspace {
         let new_sources: BTreeSet<String> = archived.source_ids.values().cloned().collect();
         let normalized =
             normalize_stage(&view, staged, &sources, &new_sources, &options).map_err(|v| policy::topic_error(&v))?;
+        policy::check_topic_collisions(committed, &normalized.files)?;
         if request.append_only {
             policy::check_append_only(committed, &normalized.files)?;
         }

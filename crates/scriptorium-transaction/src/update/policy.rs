@@ -2,9 +2,9 @@
 //! callers (decision 11), the source-reference policy (spec 02 §4.7), and turning topic
 //! violations into one `INVALID_TOPIC_FORMAT` that lists them all.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use scriptorium_archive_format::TrustState;
+use scriptorium_archive_format::{TrustState, collision_key};
 use scriptorium_topic_markdown::{Baseline, SourceLookup, SourceResolver, Unit, Violations};
 use serde_json::{Value, json};
 
@@ -66,6 +66,46 @@ pub(crate) fn check_source_refs<L: SourceLookup>(
         }
     }
     Ok(())
+}
+
+/// Refuse the whole update when a topic path it creates differs from another topic path
+/// of the staged tree, or from a directory on the way to one, only by case or Unicode
+/// normalization (`topics/Dave.md` next to `topics/dave.md`, NFC next to NFD): on a
+/// case-insensitive or normalizing file system the two are one file, so one would
+/// silently overwrite the other. Source archive paths are refused the same way (spec 01
+/// §2.8). Pairs that are already committed are left alone: refusing them would block
+/// every later update of a workspace that a case-sensitive system holds fine.
+///
+/// Errors: `INVALID_ARGUMENT` with the new path and detail `collides_with`.
+pub(crate) fn check_topic_collisions<B>(
+    committed: &BTreeMap<String, Vec<u8>>,
+    staged: &BTreeMap<String, B>,
+) -> Result<(), Error> {
+    let (new, kept): (Vec<&String>, Vec<&String>) = staged.keys().partition(|path| !committed.contains_key(*path));
+    if new.is_empty() {
+        return Ok(());
+    }
+    let mut seen: HashMap<String, &str> = HashMap::new();
+    // Committed spellings first, so that the error names the new path.
+    for path in kept.into_iter().chain(new.iter().copied()) {
+        for prefix in prefixes(path) {
+            let other = *seen.entry(collision_key(prefix)).or_insert(prefix);
+            if other != prefix {
+                return Err(Error::new(
+                    ErrorCode::InvalidArgument,
+                    format!("topic path collision: {prefix} and {other} differ only by case or normalization"),
+                )
+                .with_path(path.as_str())
+                .with_detail("collides_with", other));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `topics`, `topics/a`, `topics/a/b.md` for `topics/a/b.md`.
+fn prefixes(path: &str) -> impl Iterator<Item = &str> {
+    path.match_indices('/').filter_map(|(at, _)| path.get(..at)).chain([path])
 }
 
 /// Every violation as one `INVALID_TOPIC_FORMAT`; the message is the first one's.

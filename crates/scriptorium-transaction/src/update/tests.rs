@@ -245,3 +245,58 @@ fn repair_quarantines_an_unreadable_archive_tail_and_keeps_the_prefix() -> TestR
     assert!(workspace.repair_archives()?.is_empty());
     Ok(())
 }
+
+/// A topic at `path` that cites the base's trusted frame, so that normalization keeps it.
+fn cited_at(path: &str) -> String {
+    let up = "../".repeat(path.matches('/').count());
+    format!(
+        "# Topic\n\nCraig likes it.[^e1]\n\n[^e1]: Time: `2024-03-16`; Sources: \
+         [openprogram/sess-7f2a/m4]({up}sources/openprogram/_v2/sess-7f2a.md#source-382c7493ef6b9537)\n"
+    )
+}
+
+#[test]
+fn a_topic_path_differing_only_by_case_or_normalization_is_refused_whole() -> TestResult {
+    let (_dir, workspace) = base("collide")?;
+    // Against a committed file, and against a committed directory on the way.
+    for path in ["topics/Prefs.md", "topics/People/dave.md", "topics/PEOPLE/mei.md"] {
+        let fields = json!({"changes": [{"path": path, "action": "write", "content": cited_at(path)}]});
+        rejected(&workspace, fields, ErrorCode::InvalidArgument)?;
+    }
+    // NFC and NFD spellings of one name within one request: neither file is written.
+    let fields = json!({"changes": [
+        {"path": "topics/caf\u{e9}.md", "action": "write", "content": cited_at("topics/a.md")},
+        {"path": "topics/cafe\u{301}.md", "action": "write", "content": cited_at("topics/b.md")},
+    ]});
+    rejected(&workspace, fields.clone(), ErrorCode::InvalidArgument)?;
+    let mut fields = fields;
+    fields["base_revision"] = json!(workspace.revision()?);
+    fields["git_commit"] = json!("off");
+    let error =
+        workspace.update(&UpdateRequest::from_json(&fields)?, &NoDerivedViews).err().ok_or("the update was accepted")?;
+    let collides = error.details().get("collides_with").and_then(Value::as_str).ok_or("no collides_with")?;
+    let mut pair = [error.path().ok_or("no path")?, collides];
+    pair.sort_unstable();
+    assert_eq!(pair, ["topics/cafe\u{301}.md", "topics/caf\u{e9}.md"]);
+    // A case-distinct name that folds to no other path is fine.
+    let fields = json!({"changes": [{"path": "topics/tea.md", "action": "write", "content": cited_at("topics/tea.md")}]});
+    let mut request = request(&workspace, fields)?;
+    request.citations = crate::update::CitationScope::AnyTrusted;
+    workspace.update(&request, &NoDerivedViews)?;
+    Ok(())
+}
+
+#[test]
+fn no_write_reaches_a_hidden_or_internal_component() -> TestResult {
+    let (_dir, workspace) = base("hidden")?;
+    for (path, code) in [
+        ("topics/.git/x.md", ErrorCode::PathOutsideWorkspace),
+        ("topics/.scriptorium/x.md", ErrorCode::PathOutsideWorkspace),
+        ("topics/.hidden/x.md", ErrorCode::ReadOnlyPath),
+        ("topics/people/.x.md", ErrorCode::ReadOnlyPath),
+    ] {
+        let fields = json!({"changes": [{"path": path, "action": "write", "content": cited_at(path)}]});
+        rejected(&workspace, fields, code)?;
+    }
+    Ok(())
+}
