@@ -222,7 +222,8 @@ fn check_path_collisions(paths: &[&str], tree: &dyn ArchiveTree) -> Result<(), E
             let Some(Some(entries)) = listings.get(&dir) else { break };
             let key = collision_key(component);
             let here = if dir.is_empty() { component.to_owned() } else { format!("{dir}/{component}") };
-            if let Some(entry) = entries.iter().find(|entry| entry.as_str() != component && collision_key(entry) == key) {
+            if let Some(entry) = entries.iter().find(|entry| entry.as_str() != component && collision_key(entry) == key)
+            {
                 let existing = if dir.is_empty() { entry.clone() } else { format!("{dir}/{entry}") };
                 return Err(collision(&existing, &here));
             }

@@ -8,14 +8,14 @@
 use std::fmt::Write as _;
 
 use scriptorium_archive_format::{Stop, is_v2_source_path, parse_bytes};
+use scriptorium_transaction::FileClass;
 use serde_json::{Value, json};
 
 use crate::check::Section;
 use crate::error::{CliError, CliErrorCode};
 use crate::legacy::LegacySummary;
-use crate::listing::archive_files;
+use crate::listing::WorkspaceListing;
 use crate::output::count;
-use crate::workspace::Workspace;
 
 /// The archives section: one entry per file, in component-wise path order.
 #[derive(Debug)]
@@ -45,26 +45,25 @@ enum Status {
 }
 
 impl ArchivesSection {
-    /// Scan every archive of `workspace`. Reads only.
-    pub(crate) fn scan(workspace: &Workspace) -> Self {
-        let (files, listing_errors) = archive_files(&workspace.root);
-        let mut entries: Vec<Entry> = files
-            .iter()
+    /// Scan every archive the listing holds. Reads only.
+    pub(crate) fn scan(listing: &WorkspaceListing) -> Self {
+        let mut entries: Vec<Entry> = listing
+            .files(FileClass::Source)
+            .into_iter()
             .map(|file| {
-                let path = file.relative_path();
                 let status = match std::fs::read(&file.path) {
                     Err(err) => Status::Unreadable(CliError::read(&file.path, &err)),
-                    Ok(bytes) => scan_file(&path, &bytes),
+                    Ok(bytes) => scan_file(&file.relative, &bytes),
                 };
-                Entry { path, status }
+                Entry { path: file.relative, status }
             })
             .collect();
-        entries.extend(listing_errors.into_iter().map(|e| Entry {
+        entries.extend(listing.unreadable("sources").map(|e| Entry {
             status: Status::Unreadable(CliError::new(
                 CliErrorCode::ReadFailed,
-                format!("{}: cannot list directory: {}", e.relative_path, e.error),
+                format!("{}: cannot list directory: {}", e.path, e.error),
             )),
-            path: e.relative_path,
+            path: e.path.clone(),
         }));
         ArchivesSection { entries }
     }

@@ -1,7 +1,8 @@
 //! `scriptorium check`: a read-only health report of a workspace, made of sections.
 //!
 //! Each [`Section`] checks one part of the workspace and renders itself for humans and
-//! as JSON: `archives` (every source archive scanned), `topics` (every topic file
+//! as JSON: `listing` (entries left out of memory, as warnings; shown only when there
+//! are some), `archives` (every source archive scanned), `topics` (every topic file
 //! and citation validated against those archives) and `views` (derived views compared
 //! with a fresh build, `VIEWS_DRIFT`; left out where no view was ever built). The check
 //! fails when any section does.
@@ -13,6 +14,7 @@ use crate::archives::ArchivesSection;
 use crate::cli::CheckArgs;
 use crate::drift::ViewsSection;
 use crate::error::CliError;
+use crate::listing::{ListingSection, WorkspaceListing};
 use crate::output::{print, print_json};
 use crate::topics::TopicsSection;
 use crate::workspace::Workspace;
@@ -52,9 +54,11 @@ pub(crate) fn run(args: &CheckArgs) -> Result<Outcome, CliError> {
             }
         }
     }
+    let listing = WorkspaceListing::read(&workspace.root);
     let mut sections: Vec<Box<dyn Section>> = vec![
-        Box::new(ArchivesSection::scan(&workspace)),
-        Box::new(TopicsSection::scan(&workspace)),
+        Box::new(ListingSection::scan(&listing)),
+        Box::new(ArchivesSection::scan(&listing)),
+        Box::new(TopicsSection::scan(&workspace.root, &listing)),
         Box::new(ViewsSection::scan(&workspace.root)),
     ];
     sections.retain(|section| section.applies());

@@ -1,120 +1,147 @@
-//! The Markdown files of a workspace area: regular, non-symlink `*.md` files under
-//! `sources/` (archives) or `topics/` (topic files), in component-wise sorted order
-//! (spec 01 §1.5, §3.6, §6.1).
+//! The workspace as `check` sees it: the transaction layer's one [`Listing`] of
+//! `topics/` and `sources/`, taken once and shared by every section, so that `check`
+//! counts exactly the files search indexes and the revision hashes (spec 01 §1.5, §6.1).
 //!
-//! Only those two directories are walked, so the runtime directory, `.git/`, the
-//! stage, quarantine and `memory-superseded/` are never read (decision 6).
+//! Only those two directories are walked, so the runtime directory, `.git/`, the stage,
+//! quarantine and `memory-superseded/` are never read (decision 6).
 
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-/// One file found under `sources/` or `topics/`.
-#[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
+use scriptorium_transaction::{
+    FileClass, HIDDEN_ARCHIVE_CODE, ListedFile, Listing, Scope, SkipReason, Skipped, Unreadable,
+};
+use serde_json::{Value, json};
+
+use crate::check::Section;
+
+/// The directories `check` reads.
+const AREAS: [&str; 2] = ["topics", "sources"];
+
+/// One memory file, or a hidden file that looks like one.
+#[derive(Debug)]
 pub(crate) struct WorkspaceFile {
-    /// Workspace-relative path components (`["sources", "openprogram", "_v2", "t.md"]`).
-    /// Sorting on the component list gives Python's `Path` order (`a/b.md` < `a-c.md`).
-    pub(crate) components: Vec<String>,
+    /// The workspace-relative path with `/` (lossy, U+FFFD, when a name is not UTF-8).
+    pub(crate) relative: String,
     /// The path on disk.
     pub(crate) path: PathBuf,
-    /// Whether every component is valid UTF-8; when not, `components` holds a lossy
-    /// rendering (U+FFFD) that names no real file.
-    pub(crate) utf8: bool,
 }
 
-impl WorkspaceFile {
-    /// The workspace-relative path with `/` separators, as archives and topics name it.
-    pub(crate) fn relative_path(&self) -> String {
-        self.components.join("/")
-    }
-}
-
-/// A directory under `sources/` or `topics/` that could not be listed.
+/// The listing of `topics/` and `sources/`, sorted into what each section reads.
 #[derive(Debug)]
-pub(crate) struct ListingError {
-    /// Workspace-relative path of the directory.
-    pub(crate) relative_path: String,
-    /// The operating system's reason.
-    pub(crate) error: std::io::Error,
+pub(crate) struct WorkspaceListing {
+    root: PathBuf,
+    listing: Listing,
 }
 
-/// Every archive file under `root/sources`, sorted, plus the directories that could
-/// not be read.
-pub(crate) fn archive_files(root: &Path) -> (Vec<WorkspaceFile>, Vec<ListingError>) {
-    markdown_files(root, "sources")
-}
-
-/// Every topic file under `root/topics`, sorted, plus the directories that could not
-/// be read.
-pub(crate) fn topic_files(root: &Path) -> (Vec<WorkspaceFile>, Vec<ListingError>) {
-    markdown_files(root, "topics")
-}
-
-/// Every `*.md` file under `root/<area>`. Symlinks below the area (to files or
-/// directories) are skipped, as every reader of the reference does, so a link cannot
-/// pull outside files into the check.
-fn markdown_files(root: &Path, area: &str) -> (Vec<WorkspaceFile>, Vec<ListingError>) {
-    let mut files = Vec::new();
-    let mut errors = Vec::new();
-    let top = root.join(area);
-    if top.is_dir() {
-        walk(&top, &mut vec![area.to_owned()], true, &mut files, &mut errors);
+impl WorkspaceListing {
+    /// Walk `root/topics` and `root/sources` once.
+    pub(crate) fn read(root: &Path) -> Self {
+        WorkspaceListing { root: root.to_path_buf(), listing: Listing::read(root, Scope::Under(&AREAS)) }
     }
-    files.sort();
-    (files, errors)
+
+    /// The files of `class`, in component-wise path order.
+    pub(crate) fn files(&self, class: FileClass) -> Vec<WorkspaceFile> {
+        self.listing.files.iter().filter(|file| file.class() == class).map(|file| self.file(file)).collect()
+    }
+
+    /// Hidden `*.md` files under `area/` (a component starting with `.` or not UTF-8):
+    /// no reader lists them, so the memory they hold is lost to recall.
+    pub(crate) fn hidden(&self, area: &str) -> Vec<WorkspaceFile> {
+        self.listing
+            .files
+            .iter()
+            .filter(|file| file.class() == FileClass::Hidden)
+            .map(|file| self.file(file))
+            .filter(|file| file.relative.strip_prefix(area).is_some_and(|rest| rest.starts_with('/')))
+            .filter(|file| file.relative.ends_with(".md"))
+            .collect()
+    }
+
+    /// Entries skipped (links, special files, directories named `*.md`), in walk order.
+    pub(crate) fn skipped(&self) -> &[Skipped] {
+        &self.listing.skipped
+    }
+
+    /// Directories under `area/` (or the root, for `topics`) that could not be listed.
+    pub(crate) fn unreadable(&self, area: &str) -> impl Iterator<Item = &Unreadable> {
+        self.listing
+            .unreadable
+            .iter()
+            .filter(move |dir| dir.path.split('/').next() == Some(area) || (dir.path.is_empty() && area == "topics"))
+    }
+
+    fn file(&self, file: &ListedFile<std::fs::Metadata>) -> WorkspaceFile {
+        let relative = String::from_utf8_lossy(file.path_bytes()).into_owned();
+        let path = self.root.join(std::ffi::OsStr::from_bytes(file.path_bytes()));
+        WorkspaceFile { relative, path }
+    }
 }
 
-/// Walk `dir` (workspace-relative `prefix`); `utf8` says whether `prefix` is valid UTF-8.
-fn walk(
-    dir: &Path,
-    prefix: &mut Vec<String>,
-    utf8: bool,
-    files: &mut Vec<WorkspaceFile>,
-    errors: &mut Vec<ListingError>,
-) {
-    let entries = match std::fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(error) => {
-            errors.push(ListingError { relative_path: prefix.join("/"), error });
-            return;
+/// The `listing` section of `check`: every entry the listing left out of memory and
+/// why, as warnings with a code (never in silence). Shown only when there is one; it
+/// never fails the check, since the workspace is readable as it is.
+#[derive(Debug)]
+pub(crate) struct ListingSection {
+    warnings: Vec<(String, &'static str, &'static str)>,
+}
+
+impl ListingSection {
+    /// The warnings of `listing`: skipped entries, then hidden archives (hidden topic
+    /// files are `topics` violations, because no write may create them).
+    pub(crate) fn scan(listing: &WorkspaceListing) -> Self {
+        let mut warnings: Vec<(String, &'static str, &'static str)> = listing
+            .skipped()
+            .iter()
+            .map(|entry| (entry.path.clone(), entry.reason.code(), describe(entry.reason)))
+            .collect();
+        warnings.extend(
+            listing
+                .hidden("sources")
+                .into_iter()
+                .map(|file| (file.relative, HIDDEN_ARCHIVE_CODE, "hidden path, not read")),
+        );
+        warnings.sort_by(|a, b| a.0.split('/').cmp(b.0.split('/')));
+        ListingSection { warnings }
+    }
+}
+
+fn describe(reason: SkipReason) -> &'static str {
+    match reason {
+        SkipReason::Symlink => "symbolic link, not followed",
+        SkipReason::Special => "not a regular file, not read",
+        SkipReason::MarkdownDir => "directory named *.md, not a topic or archive",
+        _ => "skipped",
+    }
+}
+
+impl Section for ListingSection {
+    fn name(&self) -> &'static str {
+        "listing"
+    }
+
+    fn applies(&self) -> bool {
+        !self.warnings.is_empty()
+    }
+
+    fn failed(&self) -> bool {
+        false
+    }
+
+    fn to_json(&self) -> Value {
+        let warnings: Vec<Value> = self
+            .warnings
+            .iter()
+            .map(|(path, code, detail)| json!({ "path": path, "code": code, "detail": detail }))
+            .collect();
+        json!({ "ok": true, "warnings": warnings })
+    }
+
+    fn to_human(&self) -> String {
+        let mut out = String::new();
+        for (path, code, detail) in &self.warnings {
+            out.push_str(&format!("  {path}: {code} {detail} (warning)\n"));
         }
-    };
-    for entry in entries {
-        let entry = match entry {
-            Ok(entry) => entry,
-            Err(error) => {
-                errors.push(ListingError { relative_path: prefix.join("/"), error });
-                continue;
-            }
-        };
-        // `DirEntry::file_type` does not follow symlinks: a link is neither file nor dir.
-        let Ok(file_type) = entry.file_type() else { continue };
-        let os_name = entry.file_name();
-        let name = os_name.to_string_lossy().into_owned();
-        let utf8 = utf8 && os_name.to_str().is_some();
-        if file_type.is_dir() {
-            prefix.push(name);
-            walk(&entry.path(), prefix, utf8, files, errors);
-            prefix.pop();
-        } else if file_type.is_file() && name.ends_with(".md") {
-            let mut components = prefix.clone();
-            components.push(name);
-            files.push(WorkspaceFile { components, path: entry.path(), utf8 });
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn file(parts: &[&str]) -> WorkspaceFile {
-        WorkspaceFile { components: parts.iter().map(|p| (*p).to_owned()).collect(), path: PathBuf::new(), utf8: true }
-    }
-
-    #[test]
-    fn component_order_puts_subdirectory_before_dashed_sibling() {
-        let mut files = [file(&["sources", "a-c.md"]), file(&["sources", "a", "b.md"])];
-        files.sort();
-        assert_eq!(files[0].relative_path(), "sources/a/b.md");
-        assert_eq!(files[1].relative_path(), "sources/a-c.md");
+        out
     }
 }

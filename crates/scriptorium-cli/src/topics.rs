@@ -2,24 +2,24 @@
 //! resolved against the archives on disk, every violation reported with its stable
 //! code and `file:line`.
 //!
-//! Strict is the parse an install runs (spec 01 §6.3–§6.7), and the reference checks
-//! are those of its install-time pass (§6.9 step 9), so every violation reported here
-//! is one an install would refuse. Any violation fails the check.
+//! The validation is the transaction layer's [`validate_topics`], the checks an install
+//! runs (the strict parse, block links, cited sources), so every violation reported here
+//! is one an install would refuse. A hidden topic file (`topics/.git/x.md`, a name that
+//! is not UTF-8) is `TOPIC_INVALID_PATH`: no reader lists it and no write may create it.
+//! Any violation fails the check.
 
 use std::cmp::Ordering;
 use std::fmt::Write as _;
 use std::path::Path;
 
-use scriptorium_topic_markdown::{ErrorCode, Mode, SourceResolver, Unit, UnitKind, Violation, parse_tree};
+use scriptorium_topic_markdown::{ErrorCode, SourceResolver, Unit, UnitKind, Violation};
+use scriptorium_transaction::{FileClass, RealVfs, WorkspaceSources, validate_topics};
 use serde_json::{Value, json};
 
 use crate::check::Section;
 use crate::error::{CliError, CliErrorCode};
-use crate::listing::topic_files;
+use crate::listing::WorkspaceListing;
 use crate::output::count;
-use crate::source_files::WorkspaceSources;
-use crate::topic_refs::check_refs;
-use crate::workspace::Workspace;
 
 /// The topics section: per-file counts, tree totals and every finding.
 #[derive(Debug)]
@@ -80,22 +80,25 @@ fn report_order(a: &Finding, b: &Finding) -> Ordering {
 }
 
 impl TopicsSection {
-    /// Read and validate every topic file of `workspace`. Reads only.
-    pub(crate) fn scan(workspace: &Workspace) -> Self {
-        let (texts, mut findings) = read_topics(&workspace.root);
-        let sources = SourceResolver::new(WorkspaceSources::new(&workspace.root));
-        let parsed = parse_tree(texts.iter().map(|(path, bytes)| (path, bytes)), &sources, Mode::Strict);
-        let (_, units, violations) = parsed.into_parts();
-        let refs = check_refs(&units, &sources);
-        findings.extend(violations.iter().chain(&refs.violations).map(Finding::from_violation));
+    /// Read and validate every topic file of the listing. Reads only.
+    pub(crate) fn scan(root: &Path, listing: &WorkspaceListing) -> Self {
+        let (texts, mut findings) = read_topics(listing);
+        let vfs = RealVfs::new(root);
+        let sources = SourceResolver::new(WorkspaceSources::new(&vfs));
+        let check = validate_topics(texts.iter().map(|(path, bytes)| (path, bytes)), &sources);
+        let units = check.units;
+        findings.extend(check.violations.iter().map(Finding::from_violation));
         findings.sort_by(report_order);
         // A paragraph that cites one undefined footnote twice is one problem, not two lines.
         findings.dedup();
 
         let mut files: Vec<FileSummary> =
             texts.into_iter().map(|(path, _)| FileSummary { path, blocks: 0, citations: 0, violations: 0 }).collect();
-        let mut totals =
-            Totals { cited_sources: refs.cited_sources, resolved_sources: refs.resolved_sources, ..Totals::default() };
+        let mut totals = Totals {
+            cited_sources: check.cited_sources,
+            resolved_sources: check.resolved_sources,
+            ..Totals::default()
+        };
         for unit in &units {
             match unit.kind {
                 UnitKind::Block => totals.blocks += 1,
@@ -126,26 +129,24 @@ fn summary_of<'a>(files: &'a mut [FileSummary], path: &str) -> Option<&'a mut Fi
 }
 
 /// The bytes of every topic file, in listing order, and a finding for each file or
-/// directory that could not be read (or has a name that is not UTF-8).
-fn read_topics(root: &Path) -> (Vec<(String, Vec<u8>)>, Vec<Finding>) {
-    let (listed, listing_errors) = topic_files(root);
+/// directory that could not be read, and for each hidden topic file.
+fn read_topics(listing: &WorkspaceListing) -> (Vec<(String, Vec<u8>)>, Vec<Finding>) {
+    let listed = listing.files(FileClass::Topic);
     let mut texts = Vec::with_capacity(listed.len());
     let mut findings = Vec::new();
+    for file in listing.hidden("topics") {
+        let detail = format!("hidden topic path (a component starts with '.' or is not UTF-8): {}", file.relative);
+        findings.push(Finding::from_violation(&Violation::new(ErrorCode::InvalidPath, &file.relative, None, detail)));
+    }
     for file in listed {
-        let path = file.relative_path();
-        if !file.utf8 {
-            let detail = format!("file name is not UTF-8: {path}");
-            findings.push(Finding::from_violation(&Violation::new(ErrorCode::InvalidPath, &path, None, detail)));
-            continue;
-        }
         match std::fs::read(&file.path) {
-            Ok(bytes) => texts.push((path, bytes)),
-            Err(err) => findings.push(Finding::from_error(path, &CliError::read(&file.path, &err))),
+            Ok(bytes) => texts.push((file.relative, bytes)),
+            Err(err) => findings.push(Finding::from_error(file.relative, &CliError::read(&file.path, &err))),
         }
     }
-    for e in listing_errors {
+    for e in listing.unreadable("topics") {
         let err = CliError::new(CliErrorCode::ReadFailed, format!("cannot list directory: {}", e.error));
-        findings.push(Finding::from_error(e.relative_path, &err));
+        findings.push(Finding::from_error(e.path.clone(), &err));
     }
     (texts, findings)
 }

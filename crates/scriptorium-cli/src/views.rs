@@ -6,7 +6,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use scriptorium_derived_views::{CoreReport, Derived, DerivedViews};
-use scriptorium_transaction::{CORE_REPORT_FILE, RUNTIME_STATE_FILE, RealVfs, runtime_dir_name};
+use scriptorium_transaction::{
+    CORE_REPORT_FILE, FileClass, Listing, RUNTIME_STATE_FILE, RealVfs, Scope, runtime_dir_name,
+};
 
 use crate::error::{CliError, CliErrorCode};
 
@@ -29,10 +31,25 @@ impl Stage {
     pub(crate) fn read(root: &Path) -> Result<Stage, CliError> {
         let runtime_dir = runtime_dir_name(&RealVfs::new(root)).map_err(|err| CliError::read(root, &err))?;
         let mut files = BTreeMap::new();
-        walk(root, "sources", &mut files)?;
-        walk(root, "topics", &mut files)?;
-        files.retain(|path, _| !path.starts_with("topics/") || path.ends_with(".md"));
-        walk(root, "timeline", &mut files)?;
+        let listing = Listing::read(root, Scope::Under(&["sources", "topics", "timeline"]))
+            .complete()
+            .map_err(|err| CliError::read(root, &err))?;
+        // The transaction's stage rule: topic files under `topics/`, every visible file
+        // under `sources/` and `timeline/`.
+        for file in &listing.files {
+            let Some(path) = file.path() else { continue };
+            let wanted =
+                if path.starts_with("topics/") { file.class() == FileClass::Topic } else { file.class().is_visible() };
+            if !wanted {
+                continue;
+            }
+            // The listing saw a regular file there; one removed since holds nothing.
+            match std::fs::read(root.join(path)) {
+                Ok(bytes) => drop(files.insert(path.to_owned(), bytes)),
+                Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+                Err(err) => return Err(CliError::read(&root.join(path), &err)),
+            }
+        }
         let runtime_state = format!("{runtime_dir}/{RUNTIME_STATE_FILE}");
         let core_report = format!("{runtime_dir}/{CORE_REPORT_FILE}");
         for path in TOP_LEVEL.iter().copied().chain([runtime_state.as_str(), core_report.as_str()]) {
@@ -58,32 +75,6 @@ impl Stage {
     pub(crate) fn build(&self) -> Result<Derived, scriptorium_derived_views::Error> {
         DerivedViews::default().build(&self.files, self.runtime_dir)
     }
-}
-
-/// Every regular file under `dir` (workspace-relative), links and special files skipped
-/// as the transaction skips them.
-fn walk(root: &Path, dir: &str, files: &mut BTreeMap<String, Vec<u8>>) -> Result<(), CliError> {
-    let path = root.join(dir);
-    let entries = match std::fs::read_dir(&path) {
-        Ok(entries) => entries,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(err) if err.kind() == std::io::ErrorKind::NotADirectory => return Ok(()),
-        Err(err) => return Err(CliError::read(&path, &err)),
-    };
-    for entry in entries {
-        let entry = entry.map_err(|err| CliError::read(&path, &err))?;
-        // A name that is not UTF-8 cannot be a topic or archive path.
-        let Ok(name) = entry.file_name().into_string() else { continue };
-        let child = format!("{dir}/{name}");
-        let kind = entry.file_type().map_err(|err| CliError::read(&entry.path(), &err))?;
-        if kind.is_dir() {
-            walk(root, &child, files)?;
-        } else if kind.is_file() {
-            let bytes = std::fs::read(entry.path()).map_err(|err| CliError::read(&entry.path(), &err))?;
-            files.insert(child, bytes);
-        }
-    }
-    Ok(())
 }
 
 /// The bytes of a regular file, `None` when there is none.

@@ -45,7 +45,6 @@
 
 pub(crate) mod codec;
 pub(crate) mod fingerprint;
-mod sources;
 #[cfg(test)]
 mod tests;
 
@@ -56,12 +55,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::SystemTime;
 
 use scriptorium_topic_markdown::SourceResolver;
+use scriptorium_transaction::{RealVfs, WorkspaceSources};
 
 #[cfg(test)]
 use self::codec::payload_checksum;
 use self::codec::{PART_PREFIX, Reader, Writer, combined};
 use self::fingerprint::{Fingerprint, nanos};
-use self::sources::DiskSources;
 use crate::collect::file_events;
 use crate::error::{Error, ErrorCode};
 use crate::event::{FileKind, MemoryEvent};
@@ -296,7 +295,8 @@ fn parse_files(root: &Path, files: &[&ListedFile]) -> Result<Vec<Parsed>, Error>
 }
 
 fn parse_chunk(root: &Path, files: &[&ListedFile]) -> Result<Vec<Parsed>, Error> {
-    let resolver = SourceResolver::new(DiskSources::new(root));
+    let vfs = RealVfs::new(root);
+    let resolver = SourceResolver::new(WorkspaceSources::new(&vfs));
     files
         .iter()
         .map(|file| {

@@ -6,16 +6,18 @@
 //! run by the `regex` crate, and what the crate would run differently is refused (the
 //! field's documentation lists it).
 //!
-//! Visible means every regular file under the root except internal ones: the runtime
-//! directory and anything named `.scriptorium*` at the root (the reference's cache
-//! file too), `.git/`, `memory-superseded/`, and anything reached through a symbolic
-//! link (decision 6: no tool reads them). A v2 source archive is searched on its record
+//! Visible means the visible files of the transaction layer's one [`Listing`]: every
+//! regular file except internal ones (the runtime directory, `.scriptorium*` siblings
+//! such as the reference's cache file, `.git/`), paths with a component that starts with
+//! `.` or is not UTF-8, and anything reached through a symbolic link (decision 6: no
+//! tool reads them). A v2 source archive is searched on its record
 //! lines only, so metadata lines (anchors, ids, speaker and meta comments) never match
 //! and a torn tail after the last valid frame is hidden as well.
 
 use std::path::Path;
 
 use scriptorium_archive_format::{is_v2_source_path, parse_bytes};
+use scriptorium_transaction::{Listing, Scope};
 
 use crate::error::{Error, ErrorCode};
 use crate::scan::read_failed;
@@ -29,11 +31,6 @@ pub const GREP_LIMIT_DEFAULT: usize = 50;
 pub const GREP_LIMIT_MAX: usize = 200;
 /// The longest match text, in characters, after trimming.
 pub const GREP_TEXT_MAX_CHARS: usize = 300;
-
-/// Folder names never entered, at any depth.
-const HIDDEN_DIRS: [&str; 3] = [".scriptorium", ".git", "memory-superseded"];
-/// Root entries starting with this are internal (runtime directory, reference cache).
-const INTERNAL_ROOT_PREFIX: &str = ".scriptorium";
 
 /// One grep.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -130,8 +127,13 @@ pub fn grep(root: &Path, request: &GrepRequest) -> Result<GrepResponse, Error> {
     let matcher = Matcher::new(request)?;
     let limit = request.limit.clamp(1, GREP_LIMIT_MAX);
     let prefix = request.prefix.as_deref().map(|p| p.trim_start_matches('/')).unwrap_or_default();
-    let mut paths = Vec::new();
-    walk(root, "", &mut paths)?;
+    let listing = Listing::read(root, Scope::Root).complete().map_err(|e| read_failed(root, e))?;
+    let mut paths: Vec<String> = listing
+        .files
+        .iter()
+        .filter(|file| file.class().is_visible())
+        .filter_map(|file| file.path().map(str::to_owned))
+        .collect();
     paths.sort();
     let mut response = GrepResponse { matches: Vec::new(), total: 0, truncated: false };
     for path in paths.iter().filter(|path| path.starts_with(prefix)) {
@@ -209,27 +211,6 @@ fn clip(text: &str) -> String {
         Some((cut, _)) => text.get(..cut).unwrap_or(text).to_owned(),
         None => text.to_owned(),
     }
-}
-
-/// Every visible regular file below `relative` (never through a link).
-fn walk(root: &Path, relative: &str, out: &mut Vec<String>) -> Result<(), Error> {
-    let dir = if relative.is_empty() { root.to_path_buf() } else { root.join(relative) };
-    let entries = std::fs::read_dir(&dir).map_err(|e| read_failed(&dir, e))?;
-    for entry in entries {
-        let entry = entry.map_err(|e| read_failed(&dir, e))?;
-        let Ok(name) = entry.file_name().into_string() else { continue };
-        if relative.is_empty() && name.starts_with(INTERNAL_ROOT_PREFIX) {
-            continue;
-        }
-        let kind = entry.file_type().map_err(|e| read_failed(&entry.path(), e))?;
-        let child = if relative.is_empty() { name.clone() } else { format!("{relative}/{name}") };
-        if kind.is_dir() && !HIDDEN_DIRS.contains(&name.as_str()) {
-            walk(root, &child, out)?;
-        } else if kind.is_file() {
-            out.push(child);
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]

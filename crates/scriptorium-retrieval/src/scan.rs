@@ -1,19 +1,16 @@
-//! Read the indexable files of a workspace from disk (spec 02 §6.1): every regular,
-//! non-symlink `*.md` file under `topics/` and `sources/`.
-//!
-//! A stand-in for the transaction layer's read snapshot: the index only needs
-//! `(relative path, bytes)` pairs, so swapping this module for the snapshot changes no
-//! other code. Runtime and history folders are never entered (decision 6).
+//! Read the indexable files of a workspace from disk (spec 02 §6.1): the memory files of
+//! the transaction layer's one [`Listing`] (regular, non-symlink `*.md` files under
+//! `topics/` and `sources/` with no hidden component), so that search indexes exactly
+//! what `check` validates and the revision counts.
 
 use std::path::{Path, PathBuf};
+
+use scriptorium_transaction::{Listing, Scope};
 
 use crate::error::{Error, ErrorCode};
 
 /// The top-level folders that hold indexable files.
 const ROOTS: [&str; 2] = ["topics", "sources"];
-/// Folder names never entered: the runtime directory (which holds the stage and the
-/// quarantine), Git history and the superseded layout.
-const SKIPPED_DIRS: [&str; 3] = [".scriptorium", ".git", "memory-superseded"];
 
 /// One indexable file: its workspace-relative path (with `/`) and its bytes.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -26,9 +23,9 @@ pub struct WorkspaceFile {
 
 /// Every indexable file under `root`, sorted by path.
 ///
-/// Symbolic links (to files or folders) are skipped, so nothing outside the workspace is
-/// read; a missing `topics/` or `sources/` folder holds nothing. Names that are not UTF-8
-/// cannot be workspace paths and are skipped.
+/// By the [`Listing`] rule: symbolic links (to files or folders) are skipped, so nothing
+/// outside the workspace is read; a missing `topics/` or `sources/` folder holds nothing;
+/// a path with a component that starts with `.` or is not UTF-8 is not memory.
 ///
 /// Errors: [`ErrorCode::ReadFailed`] when a folder cannot be listed or a file cannot be read.
 pub fn scan_workspace(root: &Path) -> Result<Vec<WorkspaceFile>, Error> {
@@ -55,44 +52,19 @@ pub(crate) struct ListedFile {
 /// Every indexable file under `root`, sorted by path, with its metadata: the walk of
 /// [`scan_workspace`] without reading any file, so the cache can tell which changed.
 pub(crate) fn list_files(root: &Path) -> Result<Vec<ListedFile>, Error> {
-    let mut files = Vec::new();
-    for top in ROOTS {
-        let dir = root.join(top);
-        match std::fs::symlink_metadata(&dir) {
-            Ok(meta) if meta.is_dir() => walk(&dir, top, &mut files)?,
-            Ok(_) => {}
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
-            Err(error) => return Err(read_failed(&dir, error)),
-        }
-    }
+    let listing = Listing::read(root, Scope::Under(&ROOTS)).complete().map_err(|e| read_failed(root, e))?;
+    let mut files: Vec<ListedFile> = listing
+        .files
+        .into_iter()
+        .filter(|file| file.class().is_memory())
+        .filter_map(|file| {
+            // A memory path is UTF-8 by the listing rule.
+            let path = file.path()?.to_owned();
+            Some(ListedFile { disk: root.join(&path), path, meta: file.meta })
+        })
+        .collect();
     files.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(files)
-}
-
-/// Whether `name` is a folder the walk never enters.
-pub(crate) fn is_skipped_dir(name: &str) -> bool {
-    SKIPPED_DIRS.contains(&name)
-}
-
-fn walk(dir: &Path, relative: &str, files: &mut Vec<ListedFile>) -> Result<(), Error> {
-    let entries = std::fs::read_dir(dir).map_err(|e| read_failed(dir, e))?;
-    for entry in entries {
-        let entry = entry.map_err(|e| read_failed(dir, e))?;
-        let Ok(name) = entry.file_name().into_string() else { continue };
-        // `file_type` does not follow symbolic links, so a link is neither a file nor a folder here.
-        let kind = entry.file_type().map_err(|e| read_failed(&entry.path(), e))?;
-        let child = format!("{relative}/{name}");
-        if kind.is_dir() {
-            if !is_skipped_dir(&name) {
-                walk(&entry.path(), &child, files)?;
-            }
-        } else if kind.is_file() && name.ends_with(".md") {
-            let disk = entry.path();
-            let meta = std::fs::symlink_metadata(&disk).map_err(|e| read_failed(&disk, e))?;
-            files.push(ListedFile { path: child, disk, meta });
-        }
-    }
-    Ok(())
 }
 
 pub(crate) fn read_failed(path: &Path, error: std::io::Error) -> Error {
@@ -119,7 +91,8 @@ mod tests {
             ("topics/notes.txt", "no"),
             ("sources/p/_v2/t.md", "t"),
             ("sources/.scriptorium/x.md", "no"),
-            ("sources/memory-superseded/y.md", "no"),
+            ("topics/.git/x.md", "no"),
+            ("topics/.hidden/y.md", "no"),
             ("timeline/2024.md", "no"),
             ("core.md", "no"),
         ] {

@@ -33,6 +33,7 @@ mod revision;
 mod runtime_state;
 mod snapshot;
 mod update;
+mod validate;
 mod vfs;
 mod workspace;
 
@@ -63,7 +64,8 @@ pub use crate::records::{
 pub use crate::archive_tree::{WorkspaceSources, WorkspaceTree};
 pub use crate::journal::{BackupRecovery, Changes, Installed, QUARANTINE_DIR, Recovery, TXN_DIR, install, recover};
 pub use crate::listing::{
-    FileClass, ListedFile, Listing, Scope, SkipReason, Skipped, Unreadable, classify, is_hidden_component,
+    FileClass, HIDDEN_ARCHIVE_CODE, ListedFile, Listing, Scope, SkipReason, Skipped, Unreadable, classify,
+    is_hidden_component,
 };
 pub use crate::lock::{
     BACKGROUND_LOCK_TIMEOUT, INTERACTIVE_LOCK_TIMEOUT, LOCK_FILE, STAGED_EDIT_LOCK_TIMEOUT, WriteLock,
@@ -75,6 +77,7 @@ pub use crate::revision::{
 pub use crate::runtime_state::RuntimeState;
 pub use crate::snapshot::{Claim, Snapshot};
 pub use crate::update::{CitationScope, Edit, FileChange, GitMode, UpdateRequest, UpdateResult};
+pub use crate::validate::{TopicCheck, validate_topics};
 pub use crate::vfs::{
     CrashImage, DIR_MODE, FILE_MODE, Fault, FaultKind, FileKind, Metadata, RealFile, RealVfs, SimFile, SimVfs, Vfs,
     create_dir_all, kind_of, remove_tree, write_atomic,

@@ -6,7 +6,7 @@
 //!
 //! - a top-level internal name ([`is_internal_name`]) is not entered at all;
 //! - a regular file is counted by the revision, and is [`FileClass::Hidden`] when any
-//!   component of its path starts with `.` or is not UTF-8: no reader exposes it, no
+//!   component of its path is hidden ([`is_hidden_component`]) or not UTF-8: no reader exposes it, no
 //!   write may create it; otherwise it is a [`FileClass::Topic`] (`topics/**.md`), a
 //!   [`FileClass::Source`] (`sources/**.md`) or [`FileClass::Visible`] (derived views
 //!   and any other file, which grep reads);
@@ -25,6 +25,7 @@ use std::path::{Path, PathBuf};
 
 use crate::revision::is_internal_name;
 use crate::vfs::{FileKind, Metadata, Vfs};
+use crate::workspace::SUPERSEDED_DIR;
 
 /// The directory of topic files.
 const TOPICS: &str = "topics";
@@ -42,8 +43,8 @@ pub enum FileClass {
     Source,
     /// Any other visible file: derived views, `core.md`, `topics/notes.txt`, …
     Visible,
-    /// A path with a component that starts with `.` or is not UTF-8: counted by the
-    /// revision only.
+    /// A path with a hidden component ([`is_hidden_component`]) or one that is not UTF-8:
+    /// counted by the revision only.
     Hidden,
 }
 
@@ -73,10 +74,16 @@ pub fn classify(path: &[u8]) -> FileClass {
 }
 
 /// Whether a path component hides what is below it from every reader: it starts with
-/// `.` (`.git`, `.scriptorium*`, editor swap files, `.md` alone).
+/// `.` (`.git`, `.scriptorium*`, editor swap files, `.md` alone), or it is
+/// `memory-superseded`, which decision 6 keeps out of every tool's reach wherever a copy
+/// of the superseded layout lands.
 pub fn is_hidden_component(component: &str) -> bool {
-    component.starts_with('.')
+    component.starts_with('.') || component == SUPERSEDED_DIR
 }
+
+/// The warning code `check` gives a hidden `*.md` file under `sources/`: an archive no
+/// reader lists (hidden topic files are `TOPIC_INVALID_PATH`, since no write creates them).
+pub const HIDDEN_ARCHIVE_CODE: &str = "TXN_HIDDEN_ARCHIVE";
 
 /// Why an entry is not listed as a file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -9,6 +9,7 @@
 use crate::error::{Error, ErrorCode};
 use crate::listing::{FileClass, classify};
 use crate::revision::is_internal_name;
+use crate::workspace::SUPERSEDED_DIR;
 
 /// The message of every `PATH_OUTSIDE_WORKSPACE` error, as the reference words it.
 const OUTSIDE_MESSAGE: &str = "path escapes the workspace";
@@ -26,8 +27,8 @@ const TOPIC_SUFFIX: &str = ".md";
 ///
 /// Refused with `PATH_OUTSIDE_WORKSPACE`: an absolute path, any `..` component, and
 /// (decision 6) anything under the runtime directory `.scriptorium/` (which holds the
-/// stage and quarantine), the install backup `.scriptorium-block-backup/`, or `.git/`,
-/// at any depth: `topics/.git/x.md` is no more memory than `.git/x.md`, since no reader
+/// stage and quarantine), the install backup `.scriptorium-block-backup/`, `.git/`, or a
+/// copy of the superseded layout `memory-superseded/`, at any depth: `topics/.git/x.md` is no more memory than `.git/x.md`, since no reader
 /// lists it (the [`Listing`](crate::Listing) rule).
 /// The superseded-layout archive is a sibling of the workspace, so it is out of reach
 /// already. A NUL character is `INVALID_ARGUMENT`: no file system can name it.
@@ -59,7 +60,9 @@ pub fn workspace_relative(raw: &str) -> Result<String, Error> {
 fn is_private(component: &str) -> bool {
     // `.scriptorium` covers the stage and quarantine inside it; the prefix match also
     // covers `.scriptorium-block-backup`, where an install parks the committed tree.
-    component.starts_with(".scriptorium") || is_internal_name(std::ffi::OsStr::new(component))
+    component.starts_with(".scriptorium")
+        || component == SUPERSEDED_DIR
+        || is_internal_name(std::ffi::OsStr::new(component))
 }
 
 /// A normalized path an edit may write: a Markdown file under `topics/`.

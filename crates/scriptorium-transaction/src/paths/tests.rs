@@ -75,7 +75,8 @@ fn workspace_relative_keeps_other_paths() {
 #[test]
 fn internal_components_at_any_depth_are_outside_the_workspace() {
     // Issue 13 §1: `topics/.git/x.md` was installed, counted by `check` and never searched.
-    for raw in ["topics/.git/x.md", "topics/.scriptorium/x.md", "topics/a/.nativemem/x.md", "topics/.scriptorium-x/y.md"]
+    for raw in
+        ["topics/.git/x.md", "topics/.scriptorium/x.md", "topics/a/.nativemem/x.md", "topics/.scriptorium-x/y.md"]
     {
         check_err(raw, ErrorCode::PathOutsideWorkspace);
     }

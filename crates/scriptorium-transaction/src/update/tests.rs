@@ -272,14 +272,17 @@ fn a_topic_path_differing_only_by_case_or_normalization_is_refused_whole() -> Te
     let mut fields = fields;
     fields["base_revision"] = json!(workspace.revision()?);
     fields["git_commit"] = json!("off");
-    let error =
-        workspace.update(&UpdateRequest::from_json(&fields)?, &NoDerivedViews).err().ok_or("the update was accepted")?;
+    let error = workspace
+        .update(&UpdateRequest::from_json(&fields)?, &NoDerivedViews)
+        .err()
+        .ok_or("the update was accepted")?;
     let collides = error.details().get("collides_with").and_then(Value::as_str).ok_or("no collides_with")?;
     let mut pair = [error.path().ok_or("no path")?, collides];
     pair.sort_unstable();
     assert_eq!(pair, ["topics/cafe\u{301}.md", "topics/caf\u{e9}.md"]);
     // A case-distinct name that folds to no other path is fine.
-    let fields = json!({"changes": [{"path": "topics/tea.md", "action": "write", "content": cited_at("topics/tea.md")}]});
+    let fields =
+        json!({"changes": [{"path": "topics/tea.md", "action": "write", "content": cited_at("topics/tea.md")}]});
     let mut request = request(&workspace, fields)?;
     request.citations = crate::update::CitationScope::AnyTrusted;
     workspace.update(&request, &NoDerivedViews)?;
