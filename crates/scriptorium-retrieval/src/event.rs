@@ -3,6 +3,7 @@
 
 use scriptorium_archive_format::{AuthorityTier, SourceEvent, TrustState, is_v2_source_path};
 use scriptorium_topic_markdown::TopicEvent;
+use scriptorium_transaction::{FileClass, classify};
 
 /// The trust state an event carries in the index (spec 02 §5).
 ///
@@ -52,14 +53,15 @@ pub enum FileKind {
 }
 
 impl FileKind {
-    /// The kind of the workspace-relative `path`, or `None` outside `topics/` and `sources/`.
+    /// The kind of the workspace-relative `path`, or `None` for a path that is not memory
+    /// by the transaction layer's listing rule ([`classify`]).
     pub fn of(path: &str) -> Option<FileKind> {
-        if path.starts_with("topics/") {
-            Some(FileKind::Topic)
-        } else if path.starts_with("sources/") {
-            Some(if is_v2_source_path(path) { FileKind::V2Source } else { FileKind::LegacySource })
-        } else {
-            None
+        match classify(path.as_bytes()) {
+            FileClass::Topic => Some(FileKind::Topic),
+            FileClass::Source => {
+                Some(if is_v2_source_path(path) { FileKind::V2Source } else { FileKind::LegacySource })
+            }
+            _ => None,
         }
     }
 }
@@ -183,6 +185,7 @@ mod tests {
         assert_eq!(FileKind::of("sources/telegram/group-100.md"), Some(FileKind::LegacySource));
         assert_eq!(FileKind::of("sources/D1.md"), Some(FileKind::LegacySource));
         assert_eq!(FileKind::of("timeline/2024.md"), None);
+        assert_eq!(FileKind::of("topics/.git/x.md"), None);
     }
 
     #[test]

@@ -198,3 +198,26 @@ fn check_reports_every_skipped_entry_and_hidden_memory() -> TestResult {
     assert_eq!(files, ["topics/ok.md", "topics/x.md/inner.md"]);
     Ok(())
 }
+
+/// `check` validates citations by the install's rule: a `sources/` that is a symbolic
+/// link holds no archive for the transaction, so it holds none for `check` either (it
+/// used to follow the link and pass a workspace every install would refuse).
+#[test]
+fn check_resolves_citations_as_an_install_does() -> TestResult {
+    let ws = TempDir::new()?;
+    let root = ws.path().join("ws");
+    crate::copy_tree(&crate::example_workspace(), &root)?;
+    let clean = run(scriptorium(ws.path()).args(["check", "--json", "--workspace"]).arg(&root))?;
+    assert_eq!(clean.code, Some(0), "{}", clean.stdout);
+    std::fs::rename(root.join("sources"), ws.path().join("elsewhere"))?;
+    std::os::unix::fs::symlink(ws.path().join("elsewhere"), root.join("sources"))?;
+    let out = run(scriptorium(ws.path()).args(["check", "--json", "--workspace"]).arg(&root))?;
+    assert_eq!(out.code, Some(1), "{}", out.stdout);
+    let report = out.json()?;
+    assert_eq!(report["listing"]["warnings"][0]["path"], "sources");
+    assert_eq!(report["listing"]["warnings"][0]["code"], "TXN_SKIPPED_SYMLINK");
+    assert_eq!(report["archives"]["files"].as_array().map(Vec::len), Some(0));
+    assert_eq!(report["topics"]["ok"], false);
+    assert_eq!(report["topics"]["resolved_sources"], 0);
+    Ok(())
+}
