@@ -133,6 +133,11 @@ impl<M> ListedFile<M> {
     pub fn class(&self) -> FileClass {
         self.class
     }
+
+    /// The path bytes and the metadata, without copying the path.
+    pub fn into_parts(self) -> (Vec<u8>, M) {
+        (self.path, self.meta)
+    }
 }
 
 /// An entry the walk did not list as a file, and why.

@@ -64,7 +64,7 @@ pub fn is_internal_path(relative: &str) -> bool {
 /// the files of the one [`Listing`](crate::listing::Listing), plus the runtime state file.
 pub fn revision<V: Vfs + ?Sized>(vfs: &V, runtime_dir: &str) -> io::Result<String> {
     let mut files: Vec<Vec<u8>> =
-        list_vfs(vfs, Scope::Root).complete()?.files.into_iter().map(|file| file.path_bytes().to_vec()).collect();
+        list_vfs(vfs, Scope::Root).complete()?.files.into_iter().map(|file| file.into_parts().0).collect();
     let runtime = Path::new(runtime_dir);
     let state = runtime.join(RUNTIME_STATE_FILE);
     if kind_of(vfs, runtime)? == Some(FileKind::Dir) && kind_of(vfs, &state)? == Some(FileKind::File) {

@@ -23,7 +23,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use sha2::{Digest, Sha256};
 
 use super::{RUNTIME_STATE_FILE, component_order, hex_revision};
-use crate::listing::{Listing, Scope};
+use crate::listing::{ListedFile, Listing, Scope};
 
 /// How close to the hash time a timestamp makes a file untrusted (2 s, nanoseconds):
 /// wide enough for coarse file-system clocks and a wall clock that steps.
@@ -181,7 +181,7 @@ fn now_ns() -> i128 {
 fn list(root: &Path, runtime_dir: &str) -> io::Result<Vec<(Vec<u8>, Stat)>> {
     let listing = Listing::read(root, Scope::Root).complete()?;
     let mut files: Vec<(Vec<u8>, Stat)> =
-        listing.files.into_iter().map(|file| (file.path_bytes().to_vec(), Stat::of(&file.meta))).collect();
+        listing.files.into_iter().map(ListedFile::into_parts).map(|(path, meta)| (path, Stat::of(&meta))).collect();
     let runtime = root.join(runtime_dir);
     if lstat(&runtime)?.is_some_and(|meta| meta.is_dir())
         && let Some(meta) = lstat(&runtime.join(RUNTIME_STATE_FILE))?.filter(fs::Metadata::is_file)
