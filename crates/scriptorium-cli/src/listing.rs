@@ -31,13 +31,13 @@ pub(crate) struct WorkspaceFile {
 #[derive(Debug)]
 pub(crate) struct WorkspaceListing {
     root: PathBuf,
-    listing: Listing,
+    listing: Listing<()>,
 }
 
 impl WorkspaceListing {
     /// Walk `root/topics` and `root/sources` once.
     pub(crate) fn read(root: &Path) -> Self {
-        WorkspaceListing { root: root.to_path_buf(), listing: Listing::read(root, Scope::Under(&AREAS)) }
+        WorkspaceListing { root: root.to_path_buf(), listing: Listing::read_names(root, Scope::Under(&AREAS)) }
     }
 
     /// The files of `class`, in component-wise path order.
@@ -71,7 +71,7 @@ impl WorkspaceListing {
             .filter(move |dir| dir.path.split('/').next() == Some(area) || (dir.path.is_empty() && area == "topics"))
     }
 
-    fn file(&self, file: &ListedFile<std::fs::Metadata>) -> WorkspaceFile {
+    fn file(&self, file: &ListedFile<()>) -> WorkspaceFile {
         let relative = String::from_utf8_lossy(file.path_bytes()).into_owned();
         let path = self.root.join(std::ffi::OsStr::from_bytes(file.path_bytes()));
         WorkspaceFile { relative, path }

@@ -31,7 +31,7 @@ impl Stage {
     pub(crate) fn read(root: &Path) -> Result<Stage, CliError> {
         let runtime_dir = runtime_dir_name(&RealVfs::new(root)).map_err(|err| CliError::read(root, &err))?;
         let mut files = BTreeMap::new();
-        let listing = Listing::read(root, Scope::Under(&["sources", "topics", "timeline"]))
+        let listing = Listing::read_names(root, Scope::Under(&["sources", "topics", "timeline"]))
             .complete()
             .map_err(|err| CliError::read(root, &err))?;
         // The transaction's stage rule: topic files under `topics/`, every visible file

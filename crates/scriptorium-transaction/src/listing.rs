@@ -190,7 +190,17 @@ impl Listing<fs::Metadata> {
     /// in [`Listing::unreadable`] (see [`Listing::complete`]), a missing root too.
     pub fn read(root: &Path, scope: Scope<'_>) -> Listing<fs::Metadata> {
         let mut listing = Listing::default();
-        walk(&RealLister { root }, scope, &mut Vec::new(), &mut listing);
+        walk(&RealLister::<true> { root }, scope, &mut Vec::new(), &mut listing);
+        listing
+    }
+}
+
+impl Listing<()> {
+    /// [`Listing::read`] without `lstat`ing each regular file, for a reader that only
+    /// needs the names (and reads the files next anyway).
+    pub fn read_names(root: &Path, scope: Scope<'_>) -> Listing<()> {
+        let mut listing = Listing::default();
+        walk(&RealLister::<false> { root }, scope, &mut Vec::new(), &mut listing);
         listing
     }
 }
@@ -230,49 +240,71 @@ trait Lister {
     fn entries(&self, relative: &[u8]) -> io::Result<Vec<Entry<Self::Meta>>>;
 }
 
-struct RealLister<'a> {
+/// The real file system; `stat` says whether regular files are `lstat`ed for their
+/// metadata or only named (their kind comes with the directory entry either way).
+struct RealLister<'a, const STAT: bool> {
     root: &'a Path,
 }
 
-impl Lister for RealLister<'_> {
+/// The metadata a [`RealLister`] gives a regular file.
+trait RealMeta: Sized {
+    /// The metadata of the regular file `entry`, `None` when it is gone or no longer a file.
+    fn of(entry: &fs::DirEntry) -> io::Result<Option<Self>>;
+}
+
+impl RealMeta for fs::Metadata {
+    fn of(entry: &fs::DirEntry) -> io::Result<Option<Self>> {
+        match entry.metadata() {
+            Ok(meta) if meta.is_file() => Ok(Some(meta)),
+            Ok(_) => Ok(None),
+            Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(error) => Err(error),
+        }
+    }
+}
+
+impl RealMeta for () {
+    fn of(_: &fs::DirEntry) -> io::Result<Option<Self>> {
+        Ok(Some(()))
+    }
+}
+
+impl Lister for RealLister<'_, true> {
     type Meta = fs::Metadata;
 
     fn entries(&self, relative: &[u8]) -> io::Result<Vec<Entry<fs::Metadata>>> {
-        let dir: PathBuf = self.root.join(OsStr::from_bytes(relative));
-        let mut out = Vec::new();
-        for entry in fs::read_dir(&dir)? {
-            let entry = entry?;
-            // `file_type` reports the entry itself (never through a link), like `lstat`,
-            // and costs no system call where the directory records it.
-            let kind = match entry.file_type() {
-                Ok(kind) => Some(kind),
-                Err(error) if error.kind() == io::ErrorKind::NotFound => None,
-                Err(error) => return Err(error),
-            };
-            let kind = kind.map(|kind| {
-                if kind.is_file() {
-                    FileKind::File
-                } else if kind.is_dir() {
-                    FileKind::Dir
-                } else if kind.is_symlink() {
-                    FileKind::Symlink
-                } else {
-                    FileKind::Other
-                }
-            });
-            let meta = match kind {
-                Some(FileKind::File) => match entry.metadata() {
-                    Ok(meta) if meta.is_file() => Some(meta),
-                    Ok(_) => None,
-                    Err(error) if error.kind() == io::ErrorKind::NotFound => None,
-                    Err(error) => return Err(error),
-                },
-                _ => None,
-            };
-            out.push((entry.file_name(), kind, meta));
-        }
-        Ok(out)
+        real_entries(self.root, relative)
     }
+}
+
+impl Lister for RealLister<'_, false> {
+    type Meta = ();
+
+    fn entries(&self, relative: &[u8]) -> io::Result<Vec<Entry<()>>> {
+        real_entries(self.root, relative)
+    }
+}
+
+/// The entries of `root/relative`, with `M` for each regular file.
+fn real_entries<M: RealMeta>(root: &Path, relative: &[u8]) -> io::Result<Vec<Entry<M>>> {
+    let dir: PathBuf = root.join(OsStr::from_bytes(relative));
+    let mut out = Vec::new();
+    for entry in fs::read_dir(&dir)? {
+        let entry = entry?;
+        // `file_type` reports the entry itself (never through a link), like `lstat`,
+        // and costs no system call where the directory records it.
+        let kind = match entry.file_type() {
+            Ok(kind) if kind.is_file() => Some(FileKind::File),
+            Ok(kind) if kind.is_dir() => Some(FileKind::Dir),
+            Ok(kind) if kind.is_symlink() => Some(FileKind::Symlink),
+            Ok(_) => Some(FileKind::Other),
+            Err(error) if error.kind() == io::ErrorKind::NotFound => None,
+            Err(error) => return Err(error),
+        };
+        let meta = if kind == Some(FileKind::File) { M::of(&entry)? } else { None };
+        out.push((entry.file_name(), kind, meta));
+    }
+    Ok(out)
 }
 
 struct VfsLister<'a, V: Vfs + ?Sized> {

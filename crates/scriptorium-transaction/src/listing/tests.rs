@@ -82,6 +82,11 @@ fn one_walk_lists_classes_and_reports_skipped_entries() {
     want.sort_unstable_by_key(|(path, _)| *path);
     assert_eq!(skipped, want);
 
+    let names = Listing::read_names(root, Scope::Root).complete().expect("listing");
+    let named: Vec<(&[u8], FileClass)> = names.files.iter().map(|f| (f.path_bytes(), f.class())).collect();
+    assert_eq!(named, files, "naming and stat walks list the same files");
+    assert_eq!(names.skipped, listing.skipped);
+
     let memory = Listing::read(root, Scope::Under(&["topics"])).complete().expect("listing");
     assert!(memory.files.iter().all(|f| f.path_bytes().starts_with(b"topics/")));
     assert_eq!(memory.memory().count(), 4);
