@@ -4,9 +4,10 @@
 //! index ([`Index::open`], module `cache`), and [`grep`] over the visible files.
 //!
 //! Layer 3 of the Scriptorium workspace: it depends on `scriptorium-archive-format`
-//! (source events) and `scriptorium-topic-markdown` (topic claims). It reads the
-//! workspace through [`scan_workspace`] (or the stat-only walk of [`Index::refresh`]),
-//! a stand-in for the transaction layer's read snapshot. The only file it ever writes
+//! (source events), `scriptorium-topic-markdown` (topic claims) and
+//! `scriptorium-transaction` (the one listing of the workspace and its source lookup). It
+//! reads the workspace through [`scan_workspace`] (or the stat-only walk of
+//! [`Index::refresh`]), both the transaction's `Listing`. The only file it ever writes
 //! is its own cache, `.scriptorium/retrieval-index.bin` ([`CACHE_PATH`]).
 //!
 //! # Architecture invariants

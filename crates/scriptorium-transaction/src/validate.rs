@@ -74,3 +74,6 @@ where
     violations.extend(found);
     TopicCheck { units, violations, cited_sources, resolved_sources }
 }
+
+#[cfg(test)]
+mod tests;
