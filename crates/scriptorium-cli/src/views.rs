@@ -43,6 +43,23 @@ impl Stage {
         Ok(Stage { files, runtime_dir })
     }
 
+    /// Read what rendering `core.md` needs, and nothing else: `sources/**` (whose trust
+    /// decides which blocks are left out), `topics/core.md` and the runtime files. Another
+    /// topic file, even an unreadable one, cannot break `core`.
+    pub(crate) fn read_for_core(root: &Path) -> Result<Stage, CliError> {
+        let runtime_dir = runtime_dir_name(&RealVfs::new(root)).map_err(|err| CliError::read(root, &err))?;
+        let mut files = BTreeMap::new();
+        walk(root, "sources", &mut files)?;
+        let runtime_state = format!("{runtime_dir}/{RUNTIME_STATE_FILE}");
+        let core_report = format!("{runtime_dir}/{CORE_REPORT_FILE}");
+        for path in ["topics/core.md", runtime_state.as_str(), core_report.as_str()] {
+            if let Some(bytes) = read_file(&root.join(path))? {
+                files.insert(path.to_owned(), bytes);
+            }
+        }
+        Ok(Stage { files, runtime_dir })
+    }
+
     /// How many files lie under `dir/`.
     pub(crate) fn count_under(&self, dir: &str) -> usize {
         let prefix = format!("{dir}/");
