@@ -127,11 +127,12 @@ impl History {
 
     /// Open the workspace's existing history for reading, without creating, verifying or
     /// repairing anything (so a reading verb writes nothing): `None` when the workspace
-    /// has no `.git/`. Commit only through [`History::open_or_init`], under the lock.
+    /// has no `.git/HEAD`. Commit only through [`History::open_or_init`], under the lock.
     pub fn open_existing(root: impl Into<PathBuf>) -> Result<Option<History>, Error> {
         let root = root.into();
         let git_dir = root.join(".git");
-        if !git_dir.is_dir() {
+        // Without `HEAD` it is no repository yet (`open_or_init` would create one there).
+        if !git_dir.join("HEAD").is_file() {
             return Ok(None);
         }
         let repo = open(&root)?;
