@@ -155,6 +155,16 @@ fn update_request_archives_evidence_so_a_cited_paragraph_can_be_added() -> TestR
     assert_eq!(first_code(&out.stderr), Some("MISSING_SOURCE"), "{}", out.stderr);
     assert!(out.stderr.lines().any(|line| line.trim_start().starts_with("hint:")), "{}", out.stderr);
 
+    // Citing an existing source from a plain change is not evidence of this update either.
+    let existing = "# Tea\n\nCraig likes tea.[^e1]\n\n[^e1]: Time: `2024-03-16`; Sources: \
+        [m4](../sources/openprogram/_v2/sess-7f2a.md#source-382c7493ef6b9537)\n";
+    let cited = json!([{"path": "topics/tea.md", "action": "write", "content": existing}]);
+    let cited = ws.write("cited.json", cited.to_string().as_bytes())?;
+    let out = update(&ws, &["--json"], "--changes", &cited)?;
+    assert_eq!(out.code, Some(1), "{}", out.stderr);
+    assert_eq!(out.json()?["error"]["details"]["source_policy"], "not_evidence", "{}", out.stdout);
+    assert!(out.stderr.lines().any(|line| line.trim_start().starts_with("hint:")), "{}", out.stderr);
+
     let request = json!({
         "changes": paragraph,
         "sources": [{"label": "new-source-dave", "role": "user", "content": "Dave: my garden sensor works."}],
