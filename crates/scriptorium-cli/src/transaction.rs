@@ -129,8 +129,13 @@ fn finish(outcome: Result<UpdateResult, Error>, as_json: bool, interrupted: &Int
             reported
         }
         Err(error) if error.code() == ErrorCode::Cancelled || interrupted.happened() => {
-            if as_json {
-                print_json(&error_json(&error))?;
+            if error.code() == ErrorCode::Cancelled {
+                if as_json {
+                    print_json(&error_json(&error))?;
+                }
+            } else {
+                // Rejected on its own while the signal was pending: still say why.
+                rejected(&error, as_json)?;
             }
             eprintln!("interrupted: nothing was installed; the workspace is unchanged");
             Ok(Outcome::Interrupted)
