@@ -96,6 +96,9 @@ const ALLOWED_EXTERNAL: &[(&str, &[&str])] = &[
             "clap",
             // Machine-readable output (`--json`) and the JSON-RPC of the MCP stdio server.
             "serde_json",
+            // SIGINT/SIGTERM during `update`: a safe flag handler, so the CLI can finish or
+            // cancel the install and say which happened (`#![forbid(unsafe_code)]`).
+            "signal-hook",
         ],
     ),
 ];

@@ -4,8 +4,9 @@
 //! as JSON: `listing` (entries left out of memory, as warnings; shown only when there
 //! are some), `archives` (every source archive scanned), `topics` (every topic file
 //! and citation validated against those archives) and `views` (derived views compared
-//! with a fresh build, `VIEWS_DRIFT`; left out where no view was ever built). The check
-//! fails when any section does.
+//! with a fresh build, `VIEWS_DRIFT`; left out where no view was ever built) and `history`
+//! (committed archives changed in place, `TXN_SOURCE_REWRITTEN`; left out where there is
+//! no history). The check fails when any section does.
 
 use serde_json::{Map, Value};
 
@@ -16,6 +17,7 @@ use crate::drift::ViewsSection;
 use crate::error::CliError;
 use crate::listing::{ListingSection, WorkspaceListing};
 use crate::output::{print, print_json};
+use crate::rewritten_sources::RewrittenSourcesSection;
 use crate::topics::TopicsSection;
 use crate::workspace::Workspace;
 
@@ -60,6 +62,7 @@ pub(crate) fn run(args: &CheckArgs) -> Result<Outcome, CliError> {
         Box::new(ArchivesSection::scan(&listing)),
         Box::new(TopicsSection::scan(&workspace.root, &listing)),
         Box::new(ViewsSection::scan(&workspace.root)),
+        Box::new(RewrittenSourcesSection::scan(&workspace.root)),
     ];
     sections.retain(|section| section.applies());
     let failed = sections.iter().any(|s| s.failed());

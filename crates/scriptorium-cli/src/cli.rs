@@ -13,9 +13,16 @@ pub(crate) struct Cli {
     pub(crate) command: Command,
 }
 
-/// The top-level verbs.
+/// The top-level verbs. A new verb is one variant here (with its `Args` struct) and
+/// one arm in `main::run`.
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
+    /// Create an empty workspace (`topics/`, `sources/` and the runtime directory); Git
+    /// history starts with the first installed edit.
+    ///
+    /// Exit status: 0 (also when the directory already is a workspace), 2 on bad usage or
+    /// when the directory cannot be created.
+    Init(InitArgs),
     /// Work with single source archive files.
     #[command(subcommand)]
     Archive(ArchiveCommand),
@@ -50,12 +57,17 @@ pub(crate) enum Command {
     /// Exit status: 0 (with or without matches), 2 on bad usage or an unreadable workspace.
     Grep(crate::grep::GrepArgs),
     /// Apply one all-or-nothing edit to the topic files: a JSON list of whole-file
-    /// changes (`[{"path", "action": "write"|"delete", "content"?}]`) or a unified diff.
+    /// changes (`[{"path", "action": "write"|"delete", "content"?}]`), a unified diff, or a
+    /// whole `memory_update` request (`--request`: changes, patch or memory_changes, plus
+    /// `sources` and `provenance` to archive the evidence a new paragraph cites).
     ///
-    /// Exit status: 0 when installed, 1 when the transaction is rejected (the line
-    /// `error[CODE]: message` names the contract code), 2 on bad usage or input.
+    /// Exit status: 0 when installed (also when interrupted after the install), 1 when the
+    /// transaction is rejected (the line `error[CODE]: message` names the contract code,
+    /// then one line per violation), 2 on bad usage or input, 130 when SIGINT or SIGTERM
+    /// interrupted it before the install (nothing changed).
     Update(UpdateArgs),
-    /// List the newest history commits of the workspace.
+    /// List the newest history commits of the workspace (times in ISO 8601, UTC).
+    /// Reads only: a workspace without history lists nothing.
     History(HistoryArgs),
     /// Bring topic files back to their bytes at a history revision, as one ordinary
     /// validated transaction (files that did not exist then are deleted).
@@ -103,15 +115,16 @@ pub(crate) struct CheckArgs {
     pub(crate) json: bool,
     /// Repair before checking: recover an interrupted install, move the unreadable
     /// tail of every incomplete v2 archive to `.scriptorium/quarantine/`, truncating the
-    /// archive to its valid prefix (nothing is deleted), and rebuild derived views that
-    /// are out of step with the topics, as one transaction.
+    /// archive to its valid prefix (nothing is deleted), restore every committed archive
+    /// that was changed in place to its bytes in history (the altered bytes go to the
+    /// quarantine too), and rebuild derived views that are out of step with the topics.
     #[arg(long)]
     pub(crate) repair: bool,
 }
 
 /// Arguments of `update`.
 #[derive(Debug, Args)]
-#[command(group(ArgGroup::new("edit").required(true).args(["changes", "patch"])))]
+#[command(group(ArgGroup::new("edit").required(true).args(["changes", "patch", "request"])))]
 pub(crate) struct UpdateArgs {
     /// The workspace root (default as for `check`).
     #[arg(long, value_name = "DIR")]
@@ -122,7 +135,13 @@ pub(crate) struct UpdateArgs {
     /// A unified diff over topic files.
     #[arg(long, value_name = "FILE.diff")]
     pub(crate) patch: Option<PathBuf>,
-    /// The revision the edit was made against (default: the current revision).
+    /// A JSON file holding the whole `memory_update` request object (spec 02 §4.2):
+    /// `changes`, `patch` or `memory_changes`, and optionally `sources`, `provenance`,
+    /// `commit_message`, `base_revision`.
+    #[arg(long, value_name = "FILE.json")]
+    pub(crate) request: Option<PathBuf>,
+    /// The revision the edit was made against (32 hex digits, as `status` shows it).
+    /// Default: the revision read once the write lock is held.
     #[arg(long, value_name = "R")]
     pub(crate) base_revision: Option<String>,
     /// The history message.
@@ -139,7 +158,7 @@ pub(crate) struct HistoryArgs {
     /// The workspace root (default as for `check`).
     #[arg(long, value_name = "DIR")]
     pub(crate) workspace: Option<PathBuf>,
-    /// At most this many commits, newest first.
+    /// At most this many commits, newest first (1 to 10000).
     #[arg(long, value_name = "N", default_value_t = 20)]
     pub(crate) limit: usize,
     /// Print the list as JSON.
@@ -182,4 +201,12 @@ pub(crate) struct CoreArgs {
     /// Print the rendered text and the report as JSON.
     #[arg(long)]
     pub(crate) json: bool,
+}
+
+/// Arguments of `init`.
+#[derive(Debug, Args)]
+pub(crate) struct InitArgs {
+    /// The workspace root to create (default as for `check`).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) workspace: Option<PathBuf>,
 }

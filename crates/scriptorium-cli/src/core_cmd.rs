@@ -15,7 +15,7 @@ use crate::workspace::Workspace;
 pub(crate) fn run(args: &CoreArgs) -> Result<Outcome, CliError> {
     crate::views::warm_tokenizer();
     let workspace = Workspace::locate(args.workspace.as_deref())?;
-    let stage = Stage::read(&workspace.root)?;
+    let stage = Stage::read_for_core(&workspace.root)?;
     let derived = stage.build().map_err(|error| {
         let code = match error.code() {
             scriptorium_derived_views::ErrorCode::NotUtf8 => CliErrorCode::NotUtf8,

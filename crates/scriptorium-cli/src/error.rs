@@ -26,6 +26,8 @@ pub(crate) enum CliErrorCode {
     OutputFailed,
     /// `search` / `grep`: the query or a filter is invalid (blank query, bad date, empty window).
     BadQuery,
+    /// `init`: the workspace directory cannot be created or opened.
+    InitFailed,
     /// A bug: the program panicked.
     Internal,
 }
@@ -42,6 +44,7 @@ impl CliErrorCode {
         Self::WorkspaceNotFound,
         Self::OutputFailed,
         Self::BadQuery,
+        Self::InitFailed,
         Self::Internal,
     ];
 
@@ -56,6 +59,7 @@ impl CliErrorCode {
             Self::WorkspaceNotFound => "CLI_WORKSPACE_NOT_FOUND",
             Self::OutputFailed => "CLI_OUTPUT_FAILED",
             Self::BadQuery => "CLI_BAD_QUERY",
+            Self::InitFailed => "CLI_INIT_FAILED",
             Self::Internal => "CLI_INTERNAL",
         }
     }
@@ -65,6 +69,9 @@ impl CliErrorCode {
 #[derive(Debug)]
 pub(crate) struct CliError {
     code: CliErrorCode,
+    /// The public contract code shown instead of `code`, for an argument the contract
+    /// itself ranges (`INVALID_ARGUMENT` for `--top-k 0`).
+    contract: Option<scriptorium_transaction::ErrorCode>,
     message: String,
 }
 
@@ -73,7 +80,16 @@ impl CliError {
     /// stays one line whatever a file name or an OS message holds.
     pub(crate) fn new(code: CliErrorCode, message: impl Into<String>) -> Self {
         let message: String = message.into().chars().map(|c| if c == '\n' || c == '\r' { ' ' } else { c }).collect();
-        CliError { code, message }
+        CliError { code, contract: None, message }
+    }
+
+    /// A bad argument value (out of its range, malformed): the contract code
+    /// `INVALID_ARGUMENT`, exit status 2 like every usage error.
+    pub(crate) fn invalid_argument(message: impl Into<String>) -> Self {
+        CliError {
+            contract: Some(scriptorium_transaction::ErrorCode::InvalidArgument),
+            ..Self::new(CliErrorCode::Usage, message)
+        }
     }
 
     /// The error for a failed read of `path`, classified by the I/O error kind.
@@ -99,7 +115,8 @@ impl CliError {
 
 impl std::fmt::Display for CliError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "error[{}]: {}", self.code.as_str(), self.message)
+        let code = self.contract.map_or(self.code.as_str(), scriptorium_transaction::ErrorCode::as_str);
+        write!(f, "error[{code}]: {}", self.message)
     }
 }
 

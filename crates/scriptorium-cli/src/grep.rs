@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use scriptorium_retrieval::{GREP_LIMIT_DEFAULT, GrepRequest, grep};
+use scriptorium_retrieval::{GREP_LIMIT_DEFAULT, GREP_LIMIT_MAX, GrepRequest, grep};
 use serde_json::json;
 
 use crate::Outcome;
@@ -36,13 +36,16 @@ pub(crate) struct GrepArgs {
     /// Only files whose workspace-relative path starts with P.
     #[arg(long, value_name = "P")]
     pub(crate) path_prefix: Option<String>,
-    /// The most matches to print (1 to 200).
+    /// The most matches to print (1 to 200; anything else is INVALID_ARGUMENT).
     #[arg(long, value_name = "N", default_value_t = GREP_LIMIT_DEFAULT)]
     pub(crate) limit: usize,
 }
 
 /// Run `grep`.
 pub(crate) fn run(args: &GrepArgs) -> Result<Outcome, CliError> {
+    if !(1..=GREP_LIMIT_MAX).contains(&args.limit) {
+        return Err(CliError::invalid_argument(format!("--limit must be 1 to {GREP_LIMIT_MAX}, not {}", args.limit)));
+    }
     let workspace = Workspace::locate(args.workspace.as_deref())?;
     let request = GrepRequest {
         query: args.text.clone(),

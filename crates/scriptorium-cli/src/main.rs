@@ -5,13 +5,15 @@
 //!
 //! # Architecture invariants
 //!
-//! - Reading verbs (`check`, `status`, `core`, `search`, `grep`, `archive parse`) write
-//!   no memory file; `search` writes only its own index cache inside the runtime
-//!   directory. Every write (`update`, `restore`, `check --repair`) is one transaction.
+//! - Reading verbs (`check`, `status`, `history`, `core`, `search`, `grep`, `archive
+//!   parse`) write nothing outside their own caches in the runtime directory (no `.git/`,
+//!   no mode change). Every write (`init`, `update`, `restore`, `check --repair`) goes
+//!   through the transaction layer; a rejected edit changes nothing on disk.
 //! - Every failure is one stderr line `error[CODE]: message` with a stable `CLI_*`
 //!   code (docs/error-codes.md) and exit status 2; findings (an incomplete archive, a
-//!   topic violation, a rejected transaction as `error[CONTRACT_CODE]: message`) are
-//!   exit status 1; success is 0. Nothing panics on bad input.
+//!   topic violation, a rejected transaction as `error[CONTRACT_CODE]: message` followed by
+//!   one line per violation) are exit status 1; success is 0; a transaction stopped by
+//!   SIGINT/SIGTERM before its install is 130. Nothing panics on bad input.
 #![forbid(unsafe_code)]
 // A binary's job is to print: stdout for reports, stderr for the one error line.
 #![allow(clippy::print_stdout, clippy::print_stderr, reason = "the binary's output is its interface")]
@@ -24,10 +26,12 @@ mod core_cmd;
 mod drift;
 mod error;
 mod grep;
+mod init;
 mod legacy;
 mod listing;
 mod output;
 mod relative;
+mod rewritten_sources;
 mod search;
 mod status;
 mod topics;
@@ -49,6 +53,9 @@ const EXIT_OK: u8 = 0;
 const EXIT_FINDINGS: u8 = 1;
 /// Exit status: bad usage or input; nothing was checked.
 const EXIT_ERROR: u8 = 2;
+/// Exit status: SIGINT or SIGTERM stopped a transaction before its install (128 + 2, as
+/// shells report an interrupt); nothing changed.
+const EXIT_INTERRUPTED: u8 = 130;
 
 /// What a command found, mapped to the exit status.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -57,6 +64,8 @@ enum Outcome {
     Clean,
     /// At least one problem was reported.
     Findings,
+    /// A signal stopped a transaction before its install; nothing changed.
+    Interrupted,
 }
 
 fn main() -> ExitCode {
@@ -68,6 +77,7 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(Outcome::Clean) => ExitCode::from(EXIT_OK),
         Ok(Outcome::Findings) => ExitCode::from(EXIT_FINDINGS),
+        Ok(Outcome::Interrupted) => ExitCode::from(EXIT_INTERRUPTED),
         Err(err) => {
             eprintln!("{err}");
             ExitCode::from(EXIT_ERROR)
@@ -77,6 +87,7 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<Outcome, CliError> {
     match cli.command {
+        Command::Init(args) => init::run(&args),
         Command::Archive(ArchiveCommand::Parse(args)) => archive_parse::run(&args),
         Command::Check(args) => check::run(&args),
         Command::Status(args) => status::run(&args),

@@ -35,7 +35,7 @@ pub(crate) struct SearchArgs {
     /// Print the hits as JSON.
     #[arg(long)]
     pub(crate) json: bool,
-    /// How many hits to return (1 to 50).
+    /// How many hits to return (1 to 50; anything else is INVALID_ARGUMENT).
     #[arg(long, value_name = "N", default_value_t = 8)]
     pub(crate) top_k: usize,
     /// Only source records of this speaker (id, display name or label).
@@ -57,9 +57,12 @@ pub(crate) struct SearchArgs {
 
 /// Run `search`.
 pub(crate) fn run(args: &SearchArgs) -> Result<Outcome, CliError> {
+    if !(1..=INDEX_TOP_K_MAX).contains(&args.top_k) {
+        return Err(CliError::invalid_argument(format!("--top-k must be 1 to {INDEX_TOP_K_MAX}, not {}", args.top_k)));
+    }
     let workspace = Workspace::locate(args.workspace.as_deref())?;
     let options = Bm25Options {
-        top_k: args.top_k.clamp(1, INDEX_TOP_K_MAX),
+        top_k: args.top_k,
         rerank: !args.no_rerank,
         filters: Filters {
             path_prefix: args.path_prefix.clone(),
@@ -145,10 +148,17 @@ fn human(query: &str, hits: &[Hit]) -> String {
         if let Some(date) = &event.date {
             about.push(date.clone());
         }
-        if !event.speaker_label.is_empty() {
-            about.push(event.speaker_label.clone());
+        // A speaker that no trusted `speaker-id` line vouches for is only a hint, and its
+        // record's trust must not read as the speaker's.
+        if event.speaker_label.is_empty() || event.speaker_trusted {
+            if !event.speaker_label.is_empty() {
+                about.push(event.speaker_label.clone());
+            }
+            about.push(event.trust_state.as_str().to_owned());
+        } else {
+            about.push(format!("untrusted speaker hint: {}", event.speaker_label));
+            about.push(format!("record {}", event.trust_state.as_str()));
         }
-        about.push(event.trust_state.as_str().to_owned());
         about.push(format!("score {:.6}", hit.score.value()));
         out.push_str(&format!("{rank}. {}{}  ({})\n", event.path, anchor(event), about.join(", ")));
         for line in event.content.lines() {

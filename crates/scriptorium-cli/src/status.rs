@@ -1,7 +1,8 @@
 //! `scriptorium status`: what a person wants to know about a workspace at a glance —
 //! revision, how many topic and source files, the last `core.md` render report (kept in
 //! the runtime directory by every install), whether the derived views are in step with
-//! the topics, and the history head. Reads only; drift is shown, not a failure.
+//! the topics, and the history head (read, never created or repaired). Reads only; drift is
+//! shown, not a failure.
 
 use serde_json::json;
 
@@ -34,7 +35,7 @@ pub(crate) fn run(args: &StatusArgs) -> Result<Outcome, CliError> {
     let revision = revision(&RealVfs::new(root), stage.runtime_dir)
         .map_err(|err| CliError::new(CliErrorCode::ReadFailed, format!("cannot compute the revision: {err}")))?;
     // Only an existing repository is asked: status never creates history.
-    let head = if root.join(".git").is_dir() { History::open_or_init(root).ok().and_then(|h| h.head()) } else { None };
+    let head = History::open_existing(root).ok().flatten().and_then(|h| h.head());
     let has_master = stage.files.contains_key("topics/core.md");
     let stored = stage.stored_report();
     // Every install writes these two; a workspace with neither was never built.

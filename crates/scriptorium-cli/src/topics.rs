@@ -21,6 +21,9 @@ use crate::error::{CliError, CliErrorCode};
 use crate::listing::WorkspaceListing;
 use crate::output::count;
 
+/// The most violations the human report prints; the rest are counted (JSON lists all).
+const MAX_PRINTED: usize = 200;
+
 /// The topics section: per-file counts, tree totals and every finding.
 #[derive(Debug)]
 pub(crate) struct TopicsSection {
@@ -202,12 +205,19 @@ impl Section for TopicsSection {
         if self.files.is_empty() && self.findings.is_empty() {
             out.push_str("  no topic files under topics/\n");
         }
-        for f in &self.findings {
+        for f in self.findings.iter().take(MAX_PRINTED) {
             let _ = match (f.path.is_empty(), f.line) {
                 (true, _) => writeln!(out, "  {} {}", f.code, f.detail),
                 (false, None) => writeln!(out, "  {}: {} {}", f.path, f.code, f.detail),
                 (false, Some(line)) => writeln!(out, "  {}:{line}: {} {}", f.path, f.code, f.detail),
             };
+        }
+        if self.findings.len() > MAX_PRINTED {
+            let _ = writeln!(
+                out,
+                "  … and {} more violations (`check --json` lists them all)",
+                self.findings.len() - MAX_PRINTED
+            );
         }
         let t = &self.totals;
         let _ = write!(

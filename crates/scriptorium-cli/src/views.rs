@@ -31,28 +31,27 @@ impl Stage {
     pub(crate) fn read(root: &Path) -> Result<Stage, CliError> {
         let runtime_dir = runtime_dir_name(&RealVfs::new(root)).map_err(|err| CliError::read(root, &err))?;
         let mut files = BTreeMap::new();
-        let listing = Listing::read_names(root, Scope::Under(&["sources", "topics", "timeline"]))
-            .complete()
-            .map_err(|err| CliError::read(root, &err))?;
-        // The transaction's stage rule: topic files under `topics/`, every visible file
-        // under `sources/` and `timeline/`.
-        for file in &listing.files {
-            let Some(path) = file.path() else { continue };
-            let wanted =
-                if path.starts_with("topics/") { file.class() == FileClass::Topic } else { file.class().is_visible() };
-            if !wanted {
-                continue;
-            }
-            // The listing saw a regular file there; one removed since holds nothing.
-            match std::fs::read(root.join(path)) {
-                Ok(bytes) => drop(files.insert(path.to_owned(), bytes)),
-                Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
-                Err(err) => return Err(CliError::read(&root.join(path), &err)),
-            }
-        }
+        read_listed(root, &["sources", "topics", "timeline"], &mut files)?;
         let runtime_state = format!("{runtime_dir}/{RUNTIME_STATE_FILE}");
         let core_report = format!("{runtime_dir}/{CORE_REPORT_FILE}");
         for path in TOP_LEVEL.iter().copied().chain([runtime_state.as_str(), core_report.as_str()]) {
+            if let Some(bytes) = read_file(&root.join(path))? {
+                files.insert(path.to_owned(), bytes);
+            }
+        }
+        Ok(Stage { files, runtime_dir })
+    }
+
+    /// Read what rendering `core.md` needs, and nothing else: `sources/**` (whose trust
+    /// decides which blocks are left out), `topics/core.md` and the runtime files. Another
+    /// topic file, even an unreadable one, cannot break `core`.
+    pub(crate) fn read_for_core(root: &Path) -> Result<Stage, CliError> {
+        let runtime_dir = runtime_dir_name(&RealVfs::new(root)).map_err(|err| CliError::read(root, &err))?;
+        let mut files = BTreeMap::new();
+        read_listed(root, &["sources"], &mut files)?;
+        let runtime_state = format!("{runtime_dir}/{RUNTIME_STATE_FILE}");
+        let core_report = format!("{runtime_dir}/{CORE_REPORT_FILE}");
+        for path in ["topics/core.md", runtime_state.as_str(), core_report.as_str()] {
             if let Some(bytes) = read_file(&root.join(path))? {
                 files.insert(path.to_owned(), bytes);
             }
@@ -75,6 +74,27 @@ impl Stage {
     pub(crate) fn build(&self) -> Result<Derived, scriptorium_derived_views::Error> {
         DerivedViews::default().build(&self.files, self.runtime_dir)
     }
+}
+
+/// Read into `files` what the one listing shows under `dirs`, by the transaction's stage
+/// rule: topic files under `topics/`, every visible file under `sources/` and `timeline/`.
+fn read_listed(root: &Path, dirs: &[&str], files: &mut BTreeMap<String, Vec<u8>>) -> Result<(), CliError> {
+    let listing = Listing::read_names(root, Scope::Under(dirs)).complete().map_err(|err| CliError::read(root, &err))?;
+    for file in &listing.files {
+        let Some(path) = file.path() else { continue };
+        let wanted =
+            if path.starts_with("topics/") { file.class() == FileClass::Topic } else { file.class().is_visible() };
+        if !wanted {
+            continue;
+        }
+        // The listing saw a regular file there; one removed since holds nothing.
+        match std::fs::read(root.join(path)) {
+            Ok(bytes) => drop(files.insert(path.to_owned(), bytes)),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+            Err(err) => return Err(CliError::read(&root.join(path), &err)),
+        }
+    }
+    Ok(())
 }
 
 /// The bytes of a regular file, `None` when there is none.

@@ -20,10 +20,7 @@ impl Workspace {
     /// Resolve the workspace from the flag, the environment or the platform default,
     /// and check that it looks like a memory workspace.
     pub(crate) fn locate(flag: Option<&Path>) -> Result<Self, CliError> {
-        let (root, origin) = match flag {
-            Some(path) => (expand_home(path), "--workspace"),
-            None => default_root()?,
-        };
+        let (root, origin) = resolve(flag)?;
         let not_found = |why: &str| {
             CliError::new(CliErrorCode::WorkspaceNotFound, format!("{} (from {origin}) {why}", root.display()))
         };
@@ -39,6 +36,15 @@ impl Workspace {
             return Err(not_found("is not a memory workspace: it has no sources/ or topics/ directory"));
         }
         Ok(Workspace { root })
+    }
+}
+
+/// The root the flag, the environment or the platform default names (whether or not it
+/// exists yet), and a name for where it came from.
+pub(crate) fn resolve(flag: Option<&Path>) -> Result<(PathBuf, &'static str), CliError> {
+    match flag {
+        Some(path) => Ok((expand_home(path), "--workspace")),
+        None => default_root(),
     }
 }
 

@@ -4,12 +4,25 @@
 //! the environment holds `SCRIPTORIUM_CRASH_AT=name:n`. The points are always compiled
 //! (so the suite tests the code that ships); when the variable is unset a point costs one
 //! `OnceLock` read, because the variable is looked up once per process.
+//!
+//! `SCRIPTORIUM_PAUSE_AT=name:n` with `SCRIPTORIUM_PAUSE_FILE=path` pauses there instead:
+//! the process creates `path` and waits until the parent removes it (at most a minute),
+//! so a test can send a real signal at exactly that point.
 
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The environment variable that arms one crash point: `name:n` (n ≥ 1).
 pub const ENV: &str = "SCRIPTORIUM_CRASH_AT";
+
+/// The environment variable that arms one pause point: `name:n` (n ≥ 1).
+pub const PAUSE_ENV: &str = "SCRIPTORIUM_PAUSE_AT";
+
+/// The file a paused process creates, and waits for the parent to remove.
+pub const PAUSE_FILE_ENV: &str = "SCRIPTORIUM_PAUSE_FILE";
+
+/// The longest a pause waits, so a forgotten child never hangs a test run.
+const PAUSE_MAX: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// Every crash point, in protocol order (docs/durability.md describes each).
 pub const POINTS: &[&str] = &[
@@ -39,9 +52,18 @@ struct Armed {
 }
 
 static ARMED: OnceLock<Option<Armed>> = OnceLock::new();
+static PAUSE: OnceLock<Option<(Armed, std::path::PathBuf)>> = OnceLock::new();
 
 fn load() -> Option<Armed> {
-    let value = std::env::var(ENV).ok()?;
+    armed(ENV)
+}
+
+fn load_pause() -> Option<(Armed, std::path::PathBuf)> {
+    Some((armed(PAUSE_ENV)?, std::env::var_os(PAUSE_FILE_ENV)?.into()))
+}
+
+fn armed(var: &str) -> Option<Armed> {
+    let value = std::env::var(var).ok()?;
     let (name, nth) = value.rsplit_once(':')?;
     let nth = nth.parse().ok()?;
     Some(Armed { name: name.to_owned(), nth, hits: AtomicU64::new(0) })
@@ -58,6 +80,16 @@ pub fn hit(name: &'static str) {
         // abort(), not exit(): no destructors, no buffered writes, no lock release other
         // than the kernel's, exactly like a crash.
         std::process::abort();
+    }
+    if let Some((armed, file)) = PAUSE.get_or_init(load_pause)
+        && armed.name == name
+        && armed.hits.fetch_add(1, Ordering::SeqCst) + 1 == armed.nth
+        && std::fs::write(file, name).is_ok()
+    {
+        let started = std::time::Instant::now();
+        while file.exists() && started.elapsed() < PAUSE_MAX {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
     }
 }
 

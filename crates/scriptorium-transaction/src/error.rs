@@ -37,6 +37,12 @@ pub enum ErrorCode {
     GitCommitFailed,
     /// Reading or writing the workspace failed; nothing was installed.
     Io,
+    /// The caller cancelled the update before its install (an interrupted CLI); nothing
+    /// was installed.
+    Cancelled,
+    /// `check`: a committed source archive no longer starts with its committed bytes
+    /// (changed in place or removed), so sources are not append-only against history.
+    SourceRewritten,
 }
 
 impl ErrorCode {
@@ -55,6 +61,8 @@ impl ErrorCode {
         Self::GitUnavailable,
         Self::GitCommitFailed,
         Self::Io,
+        Self::Cancelled,
+        Self::SourceRewritten,
     ];
 
     /// The stable string form.
@@ -73,6 +81,8 @@ impl ErrorCode {
             Self::GitUnavailable => "GIT_UNAVAILABLE",
             Self::GitCommitFailed => "GIT_COMMIT_FAILED",
             Self::Io => "TXN_IO",
+            Self::Cancelled => "TXN_CANCELLED",
+            Self::SourceRewritten => "TXN_SOURCE_REWRITTEN",
         }
     }
 }

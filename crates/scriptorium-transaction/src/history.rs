@@ -18,6 +18,7 @@ mod message;
 mod read;
 mod refs;
 mod snapshot;
+mod sources;
 mod stat_cache;
 mod verify;
 
@@ -37,6 +38,7 @@ use crate::journal::Changes;
 
 pub use self::message::{DEFAULT_MESSAGE, MAX_MESSAGE_CHARS, sanitize_message};
 pub use self::read::HistoryEntry;
+pub use self::sources::RewrittenSource;
 pub use self::verify::HistoryReport;
 
 /// The workspace paths a commit holds (those that exist), as the reference stages them
@@ -121,6 +123,21 @@ impl History {
         })?;
         history.report = report;
         Ok(history)
+    }
+
+    /// Open the workspace's existing history for reading, without creating, verifying or
+    /// repairing anything (so a reading verb writes nothing): `None` when the workspace
+    /// has no `.git/HEAD`. Commit only through [`History::open_or_init`], under the lock.
+    pub fn open_existing(root: impl Into<PathBuf>) -> Result<Option<History>, Error> {
+        let root = root.into();
+        let git_dir = root.join(".git");
+        // Without `HEAD` it is no repository yet (`open_or_init` would create one there).
+        if !git_dir.join("HEAD").is_file() {
+            return Ok(None);
+        }
+        let repo = open(&root)?;
+        let identity = Identity { name: HISTORY_USER_NAME.to_owned(), email: HISTORY_USER_EMAIL.to_owned() };
+        Ok(Some(History { root, git_dir, repo, identity, report: HistoryReport::default() }))
     }
 
     /// The workspace root.

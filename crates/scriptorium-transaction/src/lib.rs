@@ -52,7 +52,7 @@ pub use crate::evidence::{
 };
 pub use crate::history::{
     DEFAULT_MESSAGE, HISTORY_PATHS, HISTORY_USER_EMAIL, HISTORY_USER_NAME, History, HistoryEntry, HistoryReport,
-    INIT_MESSAGE, MAX_MESSAGE_CHARS, PreparedCommit, READY_MARKER, sanitize_message,
+    INIT_MESSAGE, MAX_MESSAGE_CHARS, PreparedCommit, READY_MARKER, RewrittenSource, sanitize_message,
 };
 pub use crate::patch::{MAX_PATCH_BYTES, Patch, PatchResult, StageView, apply_patch};
 pub use crate::paths::{TopicPath, workspace_relative};
@@ -70,9 +70,10 @@ pub use crate::listing::{
 pub use crate::lock::{
     BACKGROUND_LOCK_TIMEOUT, INTERACTIVE_LOCK_TIMEOUT, LOCK_FILE, STAGED_EDIT_LOCK_TIMEOUT, WriteLock,
 };
-pub use crate::repair::RepairedArchive;
+pub use crate::repair::{RepairedArchive, RestoredSource};
 pub use crate::revision::{
-    LEGACY_RUNTIME_DIR, RUNTIME_DIR, RUNTIME_STATE_FILE, is_internal_name, is_internal_path, revision, runtime_dir_name,
+    LEGACY_RUNTIME_DIR, RUNTIME_DIR, RUNTIME_STATE_FILE, is_internal_name, is_internal_path, is_revision, revision,
+    runtime_dir_name,
 };
 pub use crate::runtime_state::RuntimeState;
 pub use crate::snapshot::{Claim, Snapshot};

@@ -62,3 +62,62 @@ impl Workspace {
         Ok(repaired)
     }
 }
+
+/// One source archive [`Workspace::repair_rewritten_sources`] brought back to its
+/// committed bytes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RestoredSource {
+    /// The archive, workspace-relative.
+    pub path: String,
+    /// The length of the committed bytes it now holds again.
+    pub restored_bytes: usize,
+    /// Where the altered bytes (from the first difference to the end) now are,
+    /// workspace-relative; `None` when the file was removed (nothing to keep).
+    pub quarantined: Option<String>,
+}
+
+impl Workspace {
+    /// Restore every committed source archive that no longer starts with its committed
+    /// bytes ([`History::rewritten_sources`](crate::History::rewritten_sources)) to those
+    /// bytes, first copying the altered bytes (from the first difference on) to
+    /// `<runtime-dir>/quarantine/`, all archives in one journal install. A workspace
+    /// without history has nothing to compare against and is left as it is.
+    pub fn repair_rewritten_sources(&self) -> Result<Vec<RestoredSource>, Error> {
+        let lock = self.lock(INTERACTIVE_LOCK_TIMEOUT)?;
+        self.recover(&lock)?;
+        let Some(history) = crate::History::open_existing(self.root())? else { return Ok(Vec::new()) };
+        let mut changes = Changes::new();
+        let mut restored = Vec::new();
+        let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        for source in history.rewritten_sources()? {
+            let quarantined = match &source.current {
+                Some(bytes) => {
+                    let altered = bytes.get(source.first_difference..).unwrap_or_default();
+                    let name = format!(
+                        "{}/{QUARANTINE_DIR}/source-rewrite-{stamp:x}/{}",
+                        self.runtime_dir_name(),
+                        source.path
+                    );
+                    let target = Path::new(&name);
+                    if let Some(parent) = target.parent() {
+                        create_dir_all(self.vfs(), parent).map_err(io_error(parent))?;
+                    }
+                    write_atomic(self.vfs(), target, altered).map_err(io_error(target))?;
+                    Some(name)
+                }
+                None => None,
+            };
+            restored.push(RestoredSource {
+                path: source.path.clone(),
+                restored_bytes: source.committed.len(),
+                quarantined,
+            });
+            changes.insert(source.path, Some(source.committed));
+        }
+        if !changes.is_empty() {
+            self.install(&lock, &changes)?;
+        }
+        Ok(restored)
+    }
+}

@@ -60,6 +60,12 @@ pub fn is_internal_path(relative: &str) -> bool {
     is_internal_name(OsStr::new(first))
 }
 
+/// Whether `text` has the shape of a revision: 32 lowercase hex digits, as
+/// [`revision`] returns. A base revision of another shape can never match.
+pub fn is_revision(text: &str) -> bool {
+    text.len() == 32 && text.bytes().all(|byte| matches!(byte, b'0'..=b'9' | b'a'..=b'f'))
+}
+
 /// The revision of the tree `vfs` shows, with `runtime_dir` the runtime directory in use:
 /// the files of the one [`Listing`](crate::listing::Listing), plus the runtime state file.
 pub fn revision<V: Vfs + ?Sized>(vfs: &V, runtime_dir: &str) -> io::Result<String> {

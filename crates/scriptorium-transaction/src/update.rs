@@ -46,16 +46,29 @@ impl Workspace {
     /// workspace. With [`GitMode::On`], a history commit that cannot be published after
     /// the install returns `GIT_COMMIT_FAILED` with details `memory_committed: true`.
     pub fn update(&self, request: &UpdateRequest, derive: &dyn Derive) -> Result<UpdateResult, Error> {
+        self.update_cancellable(request, derive, &|| false)
+    }
+
+    /// [`Workspace::update`], asking `cancel` once more just before the install: when it
+    /// answers true the update stops there with `TXN_CANCELLED`, having changed nothing.
+    /// Past that point the install runs to the end, so an interrupted caller can say
+    /// exactly which of the two happened (a CLI on SIGINT).
+    pub fn update_cancellable(
+        &self,
+        request: &UpdateRequest,
+        derive: &dyn Derive,
+        cancel: &dyn Fn() -> bool,
+    ) -> Result<UpdateResult, Error> {
         let lock = self.lock(INTERACTIVE_LOCK_TIMEOUT)?;
         self.recover(&lock)?;
-        let history = match request.git_commit {
-            GitMode::Off => None,
-            GitMode::On | GitMode::Auto => Some(History::open_or_init(self.root())?),
-        };
         let current = self.revision()?;
-        if request.base_revision != current {
+        // No base: the edit is based on what is committed now, read under the lock, so
+        // two such edits of different files never see each other as concurrent.
+        if let Some(base) = &request.base_revision
+            && *base != current
+        {
             return Err(Error::new(ErrorCode::ConcurrentUpdate, "memory changed since base_revision")
-                .with_detail("base_revision", request.base_revision.as_str())
+                .with_detail("base_revision", base.as_str())
                 .with_detail("revision", current));
         }
 
@@ -74,6 +87,12 @@ impl Workspace {
 
         let mut staged = committed.clone();
         let applied = edit::apply(&request.edit, &archived.source_ids, baseline, &mut staged)?;
+        // The topic files this edit writes; any that normalization prunes is reported.
+        let written: Vec<String> = staged
+            .iter()
+            .filter(|(path, bytes)| committed.get(*path) != Some(*bytes))
+            .map(|(p, _)| p.clone())
+            .collect();
 
         let sources = SourceResolver::new(StageSources::new(vfs, &planned));
         let options = NormalizeOptions::with_removal(Removal::Only(applied.removable));
@@ -105,6 +124,15 @@ impl Workspace {
         self.derive_into(derive, &normalized.files, &planned, master_removed, &current, &mut changes)?;
         crate::crashpoint!("derive.built");
 
+        if cancel() {
+            return Err(Error::new(ErrorCode::Cancelled, "the update was interrupted before the install"));
+        }
+        // History is created at the first install, never by a rejected edit (spec 02
+        // §4.11 "on first use"); its first commit holds the memory as it was before.
+        let history = match request.git_commit {
+            GitMode::Off => None,
+            GitMode::On | GitMode::Auto => Some(History::open_or_init(self.root())?),
+        };
         // The tree changes from here on: the cache learns the result only after the install.
         cache.invalidate();
         let prepared = match &history {
@@ -134,6 +162,7 @@ impl Workspace {
             block_ids: normalized.block_id_map,
             evidence_ids: normalized.evidence_id_map,
             changed_files: installed.changed.into_iter().filter(|path| !is_internal_path(path)).collect(),
+            dropped_files: written.into_iter().filter(|path| !normalized.files.contains_key(path)).collect(),
             memory_committed: true,
             git_committed,
             git_commit,

@@ -4,8 +4,8 @@
 //!
 //! Opening takes the write lock once, for the steps that change the tree: recovery of
 //! any interrupted install, the superseded-layout migration, `topics/` and `sources/`,
-//! the workspace id, and (once per process) the file modes. Git history belongs to a
-//! later layer of this crate.
+//! and the workspace id. The once-per-process file-mode migration waits for the first
+//! install, and Git history for the first update, so a rejected edit changes neither.
 
 mod layout;
 
@@ -61,7 +61,6 @@ impl Workspace {
         let workspace_id = layout::ensure_workspace_id(&vfs, runtime_dir)?;
         let txn = Path::new(runtime_dir).join(TXN_DIR);
         create_dir_all(&vfs, &txn).map_err(io_error(&txn))?;
-        layout::migrate_modes_once(&vfs);
         drop(lock);
         Ok(Workspace {
             vfs,
@@ -137,6 +136,9 @@ impl Workspace {
     /// lock must be this workspace's; it is re-verified just before the commit point.
     pub fn install(&self, lock: &WriteLock, changes: &Changes) -> Result<Installed, Error> {
         self.check_lock(lock)?;
+        // The once-per-process mode migration runs at the first install, not at open,
+        // so that opening (and a rejected edit) changes no file mode.
+        layout::migrate_modes_once(&self.vfs);
         journal::install(&self.vfs, self.runtime_dir, changes, &|| lock.verify())
     }
 

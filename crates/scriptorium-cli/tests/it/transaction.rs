@@ -64,7 +64,7 @@ fn a_stale_base_revision_is_a_concurrent_update() -> TestResult {
     let ws = tx_base()?;
     let file = ws.write("edit.json", br#"[{"path": "topics/prefs.md", "action": "delete"}]"#)?;
     let out = run(scriptorium(ws.path())
-        .args(["update", "--base-revision", "0000", "--workspace"])
+        .args(["update", "--base-revision", "00000000000000000000000000000000", "--workspace"])
         .arg(ws.path())
         .arg("--changes")
         .arg(&file))?;

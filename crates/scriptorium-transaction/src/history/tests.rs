@@ -401,3 +401,12 @@ fn a_hand_committed_file_outside_memory_is_kept() -> TestResult {
     assert!(history.files_at(&history.head().ok_or("head")?, &[])?.keys().all(|path| path != "notes.txt"));
     Ok(())
 }
+
+#[test]
+fn iso_time_is_utc_iso_8601() {
+    let entry = |time| HistoryEntry { id: String::new(), time, message: String::new(), changed: Vec::new() };
+    assert_eq!(entry(0).iso_time(), "1970-01-01T00:00:00Z");
+    assert_eq!(entry(951_782_400).iso_time(), "2000-02-29T00:00:00Z");
+    assert_eq!(entry(1_700_000_000).iso_time(), "2023-11-14T22:13:20Z");
+    assert_eq!(entry(-1).iso_time(), "1969-12-31T23:59:59Z");
+}

@@ -45,23 +45,29 @@ pub(crate) fn check_source_refs<L: SourceLookup>(
             .map(|old| old.source_refs.iter().map(String::as_str).collect())
             .unwrap_or_default();
         for reference in unit.source_refs.iter().filter(|r| !before.contains(r.as_str())) {
-            let reject = |message: String| {
+            // `source_policy` names which rule of §4.7 failed, so a front end can say
+            // how to supply the evidence.
+            let reject = |policy: &str, message: String| {
                 Error::new(ErrorCode::InvalidTopicFormat, message)
                     .with_detail("memory_id", unit.memory_id.as_str())
                     .with_detail("source_ref", reference.as_str())
+                    .with_detail("source_policy", policy)
             };
             let unreadable = |error: scriptorium_topic_markdown::SourceReadError| {
                 Error::new(ErrorCode::Io, error.to_string()).with_path(error.path.clone())
             };
             if !sources.exists(reference).map_err(unreadable)? {
-                return Err(reject(format!("unknown source: {reference}")));
+                return Err(reject("unknown", format!("unknown source: {reference}")));
             }
             match sources.trust(reference).map_err(unreadable)? {
                 Some(TrustState::Trusted) | None => {}
-                Some(_) => return Err(reject(format!("source is pending; promote it first: {reference}"))),
+                Some(_) => return Err(reject("pending", format!("source is pending; promote it first: {reference}"))),
             }
             if evidence.is_some_and(|set| !set.contains(reference)) {
-                return Err(reject(format!("source reference is not evidence of this transaction: {reference}")));
+                return Err(reject(
+                    "not_evidence",
+                    format!("source reference is not evidence of this transaction: {reference}"),
+                ));
             }
         }
     }

@@ -69,8 +69,10 @@ pub enum Edit {
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct UpdateRequest {
-    /// The revision the caller's edit was made against.
-    pub base_revision: String,
+    /// The revision the caller's edit was made against; `None` bases the edit on the
+    /// revision read after the write lock is taken (an owner's edit that was not made
+    /// against a particular revision, such as a CLI `update` without `--base-revision`).
+    pub base_revision: Option<String>,
     /// The edit.
     pub edit: Edit,
     /// Evidence to archive with the edit (labels `new-source-…`).
@@ -97,7 +99,7 @@ impl UpdateRequest {
     /// message, owner authority (not append-only), no provenance, history `auto`.
     pub fn new(base_revision: impl Into<String>, edit: Edit) -> Self {
         UpdateRequest {
-            base_revision: base_revision.into(),
+            base_revision: Some(base_revision.into()),
             edit,
             sources: Vec::new(),
             commit_message: DEFAULT_MESSAGE.to_owned(),
@@ -109,18 +111,36 @@ impl UpdateRequest {
         }
     }
 
+    /// A request based on the revision read under the write lock (see
+    /// [`UpdateRequest::base_revision`]), with the defaults of [`UpdateRequest::new`].
+    pub fn at_current(edit: Edit) -> Self {
+        UpdateRequest { base_revision: None, ..UpdateRequest::new(String::new(), edit) }
+    }
+
     /// Parse the JSON request object. Every top-level check of §4.3 happens here:
     /// `base_revision`, the commit message's type, exactly one edit form, the patch (size
     /// and syntax), the change list, the sources, and provenance when sources are given
     /// (`WRITER_PRECONDITION_FAILED`). Record operations are checked inside the lock.
     pub fn from_json(value: &Value) -> Result<Self, Error> {
+        Self::parse(value, true)
+    }
+
+    /// Parse the JSON request object as [`UpdateRequest::from_json`] does, except that
+    /// `base_revision` may be absent: the update is then based on the revision read under
+    /// the write lock. For an owner's front end (the CLI), never for the model's tool.
+    pub fn from_json_at_current(value: &Value) -> Result<Self, Error> {
+        Self::parse(value, false)
+    }
+
+    fn parse(value: &Value, base_required: bool) -> Result<Self, Error> {
         let object = value.as_object().ok_or_else(|| invalid("the request must be a JSON object"))?;
         if let Some(unknown) = object.keys().find(|key| !FIELDS.contains(&key.as_str())) {
             return Err(invalid(format!("unknown field: {unknown}")));
         }
         let field = |name: &str| object.get(name).unwrap_or(&Value::Null);
         let base_revision = match field("base_revision") {
-            Value::String(text) if !text.trim().is_empty() => text.clone(),
+            Value::String(text) if !text.trim().is_empty() => Some(text.clone()),
+            Value::Null if !base_required => None,
             _ => return Err(invalid("base_revision is required")),
         };
         let commit_message = match field("commit_message") {

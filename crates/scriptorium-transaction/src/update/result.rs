@@ -18,6 +18,9 @@ pub struct UpdateResult {
     pub evidence_ids: BTreeMap<String, String>,
     /// The visible workspace files whose bytes changed, in path order.
     pub changed_files: Vec<String>,
+    /// Topic files the edit wrote that normalization removed because they hold no
+    /// record (a file of headings only), in path order; never installed.
+    pub dropped_files: Vec<String>,
     /// Whether the memory files were installed (always true for a result).
     pub memory_committed: bool,
     /// Whether a history commit was published.
@@ -36,6 +39,7 @@ impl UpdateResult {
             "block_ids": self.block_ids,
             "evidence_ids": self.evidence_ids,
             "changed_files": self.changed_files,
+            "dropped_files": self.dropped_files,
             "memory_committed": self.memory_committed,
             "git_committed": self.git_committed,
             "git_commit": self.git_commit,

@@ -303,3 +303,96 @@ fn no_write_reaches_a_hidden_or_internal_component() -> TestResult {
     }
     Ok(())
 }
+
+#[test]
+fn a_rejected_update_creates_no_history_and_an_installed_one_does() -> TestResult {
+    let (dir, workspace) = base("lazy-history")?;
+    let mut fields = json!({"changes": [{"path": "topics/x.md", "action": "delete"}]});
+    fields["base_revision"] = json!(workspace.revision()?);
+    let error = workspace.update(&UpdateRequest::from_json(&fields)?, &NoDerivedViews).err().ok_or("accepted")?;
+    assert_eq!(error.code(), ErrorCode::PatchConflict);
+    assert!(!dir.path().join(".git").exists(), "a rejected update initialised history");
+
+    fields["changes"] = json!([{"path": PREFS, "action": "delete"}]);
+    let result = workspace.update(&UpdateRequest::from_json(&fields)?, &NoDerivedViews)?;
+    assert!(result.git_committed);
+    assert!(dir.path().join(".git").is_dir());
+    Ok(())
+}
+
+#[test]
+fn a_request_without_a_base_is_based_on_the_revision_under_the_lock() -> TestResult {
+    let (_dir, workspace) = base("at-current")?;
+    // Absent from a tool request, the base is required; the owner's parse allows it.
+    let fields = json!({"changes": [{"path": PREFS, "action": "delete"}], "git_commit": "off"});
+    assert_eq!(UpdateRequest::from_json(&fields).err().map(|e| e.code()), Some(ErrorCode::InvalidArgument));
+    let request = UpdateRequest::from_json_at_current(&fields)?;
+    assert_eq!(request.base_revision, None);
+    // Another edit lands in between: a fixed base would now be stale, this one is not.
+    let other = UpdateRequest::from_json_at_current(
+        &json!({"changes": [{"path": "topics/people/mei.md", "action": "delete"}], "git_commit": "off"}),
+    )?;
+    workspace.update(&other, &NoDerivedViews)?;
+    let result = workspace.update(&request, &NoDerivedViews)?;
+    assert_eq!(result.changed_files.iter().filter(|p| p.as_str() == PREFS).count(), 1, "{result:?}");
+    Ok(())
+}
+
+#[test]
+fn a_cancelled_update_installs_nothing() -> TestResult {
+    let (dir, workspace) = base("cancelled")?;
+    let before = files(dir.path())?;
+    let request = UpdateRequest::at_current(crate::update::Edit::Changes(vec![crate::update::FileChange {
+        path: crate::paths::TopicPath::new(PREFS)?,
+        content: None,
+    }]));
+    let error = workspace.update_cancellable(&request, &NoDerivedViews, &|| true).err().ok_or("installed")?;
+    assert_eq!(error.code(), ErrorCode::Cancelled);
+    assert_eq!(files(dir.path())?, before);
+    assert!(!dir.path().join(".git").exists());
+    Ok(())
+}
+
+#[test]
+fn a_headings_only_topic_is_reported_as_dropped() -> TestResult {
+    let (_dir, workspace) = base("dropped")?;
+    let written =
+        json!({"changes": [{"path": "topics/empty.md", "action": "write", "content": "# Empty\n\n## None\n"}]});
+    let result = workspace.update(&request(&workspace, written)?, &NoDerivedViews)?;
+    assert_eq!(result.dropped_files, ["topics/empty.md"]);
+    assert_eq!(result.to_json()["dropped_files"], json!(["topics/empty.md"]));
+    Ok(())
+}
+
+#[test]
+fn sources_changed_in_place_are_found_against_history_and_restored() -> TestResult {
+    let (dir, workspace) = base("rewritten")?;
+    let archive = "sources/openprogram/_v2/sess-7f2a.md";
+    let committed = std::fs::read(dir.path().join(archive))?;
+    let mut fields = json!({"changes": [{"path": PREFS, "action": "delete"}], "git_commit": "on"});
+    fields["base_revision"] = json!(workspace.revision()?);
+    workspace.update(&UpdateRequest::from_json(&fields)?, &NoDerivedViews)?;
+    let history = History::open_existing(dir.path())?.ok_or("no history")?;
+    assert_eq!(history.rewritten_sources()?, Vec::new());
+
+    // An append is fine; an in-place change is not.
+    let mut appended = committed.clone();
+    appended.extend_from_slice(b"tail\n");
+    std::fs::write(dir.path().join(archive), &appended)?;
+    assert_eq!(history.rewritten_sources()?, Vec::new());
+    let mut altered = committed.clone();
+    let at = altered.len() / 2;
+    altered[at] ^= 0x01;
+    std::fs::write(dir.path().join(archive), &altered)?;
+    let found = history.rewritten_sources()?;
+    assert_eq!(found.len(), 1);
+    assert_eq!((found[0].path.as_str(), found[0].first_difference), (archive, at));
+
+    let restored = workspace.repair_rewritten_sources()?;
+    assert_eq!(restored.len(), 1);
+    assert_eq!(std::fs::read(dir.path().join(archive))?, committed);
+    let quarantined = restored[0].quarantined.as_deref().ok_or("nothing quarantined")?;
+    assert_eq!(std::fs::read(dir.path().join(quarantined))?, altered[at..]);
+    assert_eq!(history.rewritten_sources()?, Vec::new());
+    Ok(())
+}
