@@ -102,8 +102,13 @@ impl Workspace {
             changes.insert(path.clone(), Some(bytes.clone()));
         }
         let master_removed = committed.contains_key(TOPIC_CORE) && !normalized.files.contains_key(TOPIC_CORE);
-        let seeded = self.seeded_runtime_state(committed, &committed_sources);
-        self.derive_into(derive, &normalized.files, &planned, master_removed, &current, seeded, &mut changes)?;
+        // Beyond the topics the derive step sees the planned archives and, on a first
+        // transaction, the creation order seeded from the committed tree.
+        let mut overlay = planned;
+        if let Some(bytes) = self.seeded_runtime_state(committed, &committed_sources) {
+            overlay.insert(self.runtime_state_path(), bytes);
+        }
+        self.derive_into(derive, &normalized.files, &overlay, master_removed, &current, &mut changes)?;
         crate::crashpoint!("derive.built");
 
         // The tree changes from here on: the cache learns the result only after the install.
@@ -159,20 +164,20 @@ impl Workspace {
 
     /// The derive step: run the promotion pass on the whole staged tree, then hand it to
     /// `derive` and add what both return (where it differs from the committed bytes) to
-    /// `changes`. `master_removed`: this transaction deletes `topics/core.md`.
+    /// `changes`. `overlay`: staged files beyond the topics (planned archives, a seeded
+    /// `runtime.json`), over the committed ones; `master_removed`: this transaction
+    /// deletes `topics/core.md`.
     fn derive_into(
         &self,
         derive: &dyn Derive,
         topics: &BTreeMap<String, Vec<u8>>,
-        planned: &BTreeMap<String, Vec<u8>>,
+        overlay: &BTreeMap<String, Vec<u8>>,
         master_removed: bool,
         base_revision: &str,
-        seeded: Option<Vec<u8>>,
         changes: &mut Changes,
     ) -> Result<(), Error> {
         let vfs = self.vfs();
         let mut staged = read_tree(vfs, "sources")?;
-        staged.extend(planned.iter().map(|(path, bytes)| (path.clone(), bytes.clone())));
         staged.extend(topics.iter().map(|(path, bytes)| (path.clone(), bytes.clone())));
         let mut committed_derived = read_tree(vfs, "timeline")?;
         let runtime_state = self.runtime_state_path();
@@ -183,10 +188,8 @@ impl Workspace {
             }
         }
         staged.extend(committed_derived.iter().map(|(path, bytes)| (path.clone(), bytes.clone())));
-        // Ranked from the committed tree, so that the derive step ranks only new ids after it.
-        if let Some(bytes) = seeded {
-            staged.insert(runtime_state.clone(), bytes);
-        }
+        // Over the committed files: a seeded `runtime.json` replaces the committed one.
+        staged.extend(overlay.iter().map(|(path, bytes)| (path.clone(), bytes.clone())));
         // Spec 01 §7.1: removing `topics/core.md` removes its render, which must not be
         // promoted back as a hand-written root `core.md`.
         if master_removed && staged.remove(ROOT_CORE).is_some() {
