@@ -10,20 +10,9 @@ use scriptorium_transaction::RuntimeState;
 use crate::json::string;
 
 /// Give every unit id without a rank the next one, in parse order; returns how many
-/// ranks it gave. The next rank is computed once and counted up: asking the state for
-/// it per id scans every rank, which is quadratic on a first build of a large workspace.
+/// ranks it gave ([`RuntimeState::assign_ranks`], which also seeds a transaction's order).
 pub fn assign_creation_order<U: Borrow<Unit>>(state: &mut RuntimeState, units: &[U]) -> usize {
-    let mut next = None;
-    let mut given = 0;
-    for unit in units.iter().map(Borrow::borrow) {
-        if state.rank(&unit.memory_id).is_none() {
-            let rank = *next.get_or_insert_with(|| state.next_rank());
-            state.set_rank(&unit.memory_id, rank);
-            next = Some(rank.saturating_add(1));
-            given += 1;
-        }
-    }
-    given
+    state.assign_ranks(units.iter().map(|unit| unit.borrow().memory_id.as_str()))
 }
 
 /// `runtime.json` as `RuntimeState::to_bytes` writes it after `ranked` ids are added to

@@ -17,9 +17,10 @@ pub struct Filters {
     /// [`normalize_path_prefix`] (a v2 archive also matches through its logical path).
     pub path_prefix: Option<String>,
     /// Keep events with a date overlapping the calendar interval from this bound on
-    /// (`YYYY`, `YYYY-MM` or `YYYY-MM-DD`).
+    /// (`YYYY`, `YYYY-MM` or `YYYY-MM-DD`, surrounding whitespace ignored; blank is no bound).
     pub date_from: Option<String>,
-    /// Keep events with a date overlapping the calendar interval up to the end of this bound.
+    /// Keep events with a date overlapping the calendar interval up to the end of this bound
+    /// (read as `date_from` is).
     pub date_to: Option<String>,
     /// Keep source events whose speaker id, display name or label case-folds to this
     /// speaker (trimmed or identity-normalized); topic events never match.
@@ -92,11 +93,9 @@ pub(crate) struct Selection {
 impl Selection {
     /// Check the filters. Errors: [`ErrorCode::InvalidDate`], [`ErrorCode::EmptyDateWindow`].
     pub(crate) fn new(filters: &Filters) -> Result<Self, Error> {
-        // An empty bound is no bound, as in the reference (`if date_from:`).
-        fn bound(value: &Option<String>) -> Option<&str> {
-            value.as_deref().filter(|text| !text.is_empty())
-        }
-        let window = TimeWindow::new(bound(&filters.date_from), bound(&filters.date_to)).map_err(|violation| {
+        let from = date_bound("date_from", filters.date_from.as_deref())?;
+        let to = date_bound("date_to", filters.date_to.as_deref())?;
+        let window = TimeWindow::new(from, to).map_err(|violation| {
             let code = if violation.code() == TopicCode::EmptyDateWindow {
                 ErrorCode::EmptyDateWindow
             } else {
@@ -162,6 +161,24 @@ impl Selection {
     }
 }
 
+/// The valid dates whose calendar interval ends in year 10000, past Python's `date`
+/// range: the reference cannot build their interval and refuses them as invalid dates.
+const PAST_YEAR_9999: [&str; 3] = ["9999", "9999-12", "9999-12-31"];
+
+/// One date bound as the window reads it: stripped of Python whitespace (`str.strip()`),
+/// and no bound when nothing is left (the reference's `if date_from:`).
+///
+/// Errors: [`ErrorCode::InvalidDate`] for a bound whose interval would end in year 10000.
+fn date_bound<'a>(name: &str, value: Option<&'a str>) -> Result<Option<&'a str>, Error> {
+    let Some(text) = value.map(|text| text.trim_matches(is_space)).filter(|text| !text.is_empty()) else {
+        return Ok(None);
+    };
+    if PAST_YEAR_9999.contains(&text) {
+        return Err(Error::new(ErrorCode::InvalidDate, format!("invalid {name}: {text}")));
+    }
+    Ok(Some(text))
+}
+
 /// The keys a speaker filter compares with: the trimmed casefold and the
 /// identity-normalized casefold of the argument.
 fn speaker_keys(speaker: &str) -> Vec<String> {
@@ -193,6 +210,8 @@ pub(crate) fn event_speakers(event: &MemoryEvent) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
 
     #[test]
@@ -224,6 +243,86 @@ mod tests {
         let error = Selection::new(&filters("2024-06", "2024-05")).expect_err("empty");
         assert_eq!(error.code(), ErrorCode::EmptyDateWindow);
         assert!(Selection::new(&filters("2024-05", "2024-05")).is_ok(), "one month is a window");
+    }
+
+    /// Every character Python's `str.strip()` removes (Python 3.11, Unicode 14), listed
+    /// independently of the implementation.
+    const PYTHON_WHITESPACE: &[char] = &[
+        '\t', '\n', '\u{b}', '\u{c}', '\r', '\u{1c}', '\u{1d}', '\u{1e}', '\u{1f}', ' ', '\u{85}', '\u{a0}',
+        '\u{1680}', '\u{2000}', '\u{2001}', '\u{2002}', '\u{2003}', '\u{2004}', '\u{2005}', '\u{2006}', '\u{2007}',
+        '\u{2008}', '\u{2009}', '\u{200a}', '\u{2028}', '\u{2029}', '\u{202f}', '\u{205f}', '\u{3000}',
+    ];
+
+    fn window(from: Option<&str>, to: Option<&str>) -> Result<Selection, Error> {
+        Selection::new(&Filters {
+            date_from: from.map(str::to_owned),
+            date_to: to.map(str::to_owned),
+            ..Filters::default()
+        })
+    }
+
+    fn padding() -> impl Strategy<Value = String> {
+        proptest::collection::vec(proptest::sample::select(PYTHON_WHITESPACE), 0..4)
+            .prop_map(|chars| chars.into_iter().collect())
+    }
+
+    /// A date of any shape, valid or not, inside years 1000..=9998.
+    fn date() -> impl Strategy<Value = String> {
+        (1000_u32..9999, 0_u32..14, 0_u32..33, 0_usize..3).prop_map(|(y, m, d, shape)| match shape {
+            0 => format!("{y:04}"),
+            1 => format!("{y:04}-{m:02}"),
+            _ => format!("{y:04}-{m:02}-{d:02}"),
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn padded_bounds_read_as_their_stripped_text(
+            from in date(), to in date(), left in padding(), right in padding(), event in date(),
+        ) {
+            let padded = window(Some(&format!("{left}{from}{right}")), Some(&format!("{right}{to}{left}")));
+            let plain = window(Some(&from), Some(&to));
+            match (padded, plain) {
+                (Ok(padded), Ok(plain)) => prop_assert_eq!(
+                    padded.matches_event(std::slice::from_ref(&event), false, &[]),
+                    plain.matches_event(std::slice::from_ref(&event), false, &[])
+                ),
+                (Err(padded), Err(plain)) => {
+                    prop_assert_eq!(padded.code(), plain.code());
+                    prop_assert_eq!(padded.message(), plain.message());
+                }
+                (padded, plain) => prop_assert!(false, "padded {:?} but plain {:?}", padded.is_ok(), plain.is_ok()),
+            }
+        }
+
+        #[test]
+        fn blank_bounds_are_no_bound(blank in padding()) {
+            prop_assert!(window(Some(&blank), Some(&blank)).map_err(|e| TestCaseError::fail(e.to_string()))?.is_everything());
+        }
+    }
+
+    #[test]
+    fn non_python_whitespace_is_not_stripped() {
+        for pad in ['\u{200b}', '\u{feff}', '\u{180e}'] {
+            let error = window(Some(&format!("{pad}2024")), None).expect_err("not whitespace to Python");
+            assert_eq!(error.code(), ErrorCode::InvalidDate, "{pad:?}");
+        }
+    }
+
+    #[test]
+    fn bounds_ending_in_year_10000_are_invalid_dates() {
+        for text in ["9999", "9999-12", "9999-12-31", " 9999-12\u{3000}"] {
+            for (from, to, name) in [(Some(text), None, "date_from"), (None, Some(text), "date_to")] {
+                let error = window(from, to).expect_err("past Python's date range");
+                assert_eq!(error.code(), ErrorCode::InvalidDate, "{name} {text:?}");
+                assert_eq!(error.message(), format!("invalid {name}: {}", text.trim_matches(is_space)));
+            }
+        }
+        // The last intervals that end inside year 9999 still work, on either side.
+        let last = window(Some("9999-11"), Some("9999-12-30")).expect("inside the range");
+        assert!(last.matches_event(&["9999-12-30".to_owned()], false, &[]));
+        assert!(!last.matches_event(&["9999-10-31".to_owned()], false, &[]));
+        assert!(window(Some("0001"), Some("9998")).is_ok());
     }
 
     #[test]

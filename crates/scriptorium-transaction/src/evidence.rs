@@ -140,14 +140,15 @@ pub fn parse_evidence(sources: &Value) -> Result<Vec<Evidence>, Error> {
 fn parse_item(index: usize, item: &Map<String, Value>) -> Result<Evidence, Error> {
     let field = |name: &str| item.get(name).unwrap_or(&Value::Null);
     let label = match field("label") {
-        Value::String(label) if labels::is_label(label) => label.clone(),
+        // The reference strips the label and role (Python `str.strip()`) before checking them.
+        Value::String(label) if labels::is_label(py_strip(label)) => py_strip(label).to_owned(),
         other => {
             return Err(invalid(format!("sources[{index}].label must match new-source-[a-z0-9-]+"))
                 .with_detail("label", other.clone()));
         }
     };
     let role = match field("role") {
-        Value::String(role) if EVIDENCE_ROLES.contains(&role.as_str()) => role.clone(),
+        Value::String(role) if EVIDENCE_ROLES.contains(&py_strip(role)) => py_strip(role).to_owned(),
         _ => {
             let roles = EVIDENCE_ROLES.map(|role| format!("'{role}'")).join(", ");
             return Err(invalid(format!("sources[{index}].role must be one of [{roles}]")));
@@ -162,11 +163,16 @@ fn parse_item(index: usize, item: &Map<String, Value>) -> Result<Evidence, Error
         Value::Null => None,
         Value::String(text) if text.is_empty() => None,
         Value::String(text) => {
-            Some(iso8601::normalize(text.trim()).ok_or_else(|| bad_time(index, field("observed_at")))?)
+            Some(iso8601::normalize(py_strip(text)).ok_or_else(|| bad_time(index, field("observed_at")))?)
         }
         other => return Err(bad_time(index, other)),
     };
     Ok(Evidence { label, role, content, observed_at })
+}
+
+/// `text` without leading and trailing whitespace in Python's sense (`str.strip()`).
+fn py_strip(text: &str) -> &str {
+    text.trim_matches(scriptorium_archive_format::text::is_space)
 }
 
 /// Blank in Python's sense (`not content.strip()`).

@@ -49,9 +49,48 @@ impl RuntimeState {
         self.creation_order.insert(id.to_owned(), rank);
     }
 
+    /// Whether any block has a rank yet.
+    pub fn has_creation_order(&self) -> bool {
+        !self.creation_order.is_empty()
+    }
+
     /// The rank a new block gets: one more than the largest, or 0.
     pub fn next_rank(&self) -> i64 {
         self.creation_order.values().map(|rank| rank.saturating_add(1)).max().unwrap_or(0)
+    }
+
+    /// Give every id in `ids` without a rank the next one, in the given order (an id
+    /// listed twice is ranked once); returns how many ranks it gave. The next rank is
+    /// computed once and counted up: asking for it per id scans every rank, which is
+    /// quadratic on a first build of a large workspace.
+    pub fn assign_ranks<'a>(&mut self, ids: impl IntoIterator<Item = &'a str>) -> usize {
+        let mut next = None;
+        let mut given = 0;
+        for id in ids {
+            if !self.creation_order.contains_key(id) {
+                let rank = *next.get_or_insert_with(|| self.next_rank());
+                self.creation_order.insert(id.to_owned(), rank);
+                next = Some(rank.saturating_add(1));
+                given += 1;
+            }
+        }
+        given
+    }
+
+    /// The state `committed` (the committed `runtime.json`, if any) holds with its
+    /// creation order seeded from the committed tree's ids (`committed_ids`, in parse
+    /// order) when it has none yet (spec 02 §4.3, "seed creation order (if none yet) from
+    /// the baseline"), as file bytes; `None` when there is nothing to seed.
+    ///
+    /// Without the seed the derive step would rank the staged tree in parse order, so a
+    /// record this transaction creates in an early file would rank older than every
+    /// committed one.
+    pub fn seeded<'a>(committed: Option<&[u8]>, committed_ids: impl IntoIterator<Item = &'a str>) -> Option<Vec<u8>> {
+        let mut state = committed.map(RuntimeState::parse).unwrap_or_default();
+        if state.has_creation_order() || state.assign_ranks(committed_ids) == 0 {
+            return None;
+        }
+        Some(state.to_bytes())
     }
 
     /// Load from the bytes of `runtime.json`; never fails (see the module docs).

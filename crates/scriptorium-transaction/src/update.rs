@@ -19,7 +19,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use scriptorium_archive_format::{ErrorCode as ArchiveCode, plan_append};
-use scriptorium_topic_markdown::{NormalizeOptions, Removal, SourceResolver};
+use scriptorium_topic_markdown::{Mode, NormalizeOptions, Removal, SourceLookup, SourceResolver, parse_tree};
 
 use crate::derive::{CORE_REPORT_FILE, Derive, StageDelta};
 use crate::error::{Error, ErrorCode};
@@ -28,6 +28,7 @@ use crate::history::History;
 use crate::journal::Changes;
 use crate::lock::INTERACTIVE_LOCK_TIMEOUT;
 use crate::revision::{RUNTIME_STATE_FILE, is_internal_path};
+use crate::runtime_state::RuntimeState;
 use crate::vfs::Vfs;
 use crate::workspace::Workspace;
 
@@ -121,7 +122,13 @@ impl Workspace {
             changes.insert(path.clone(), Some(bytes.clone()));
         }
         let master_removed = committed.contains_key(TOPIC_CORE) && !normalized.files.contains_key(TOPIC_CORE);
-        self.derive_into(derive, &normalized.files, &planned, master_removed, &current, &mut changes)?;
+        // Beyond the topics the derive step sees the planned archives and, on a first
+        // transaction, the creation order seeded from the committed tree.
+        let mut overlay = planned;
+        if let Some(bytes) = self.seeded_runtime_state(committed, &committed_sources) {
+            overlay.insert(self.runtime_state_path(), bytes);
+        }
+        self.derive_into(derive, &normalized.files, &overlay, master_removed, &current, &mut changes)?;
         crate::crashpoint!("derive.built");
 
         if cancel() {
@@ -169,21 +176,38 @@ impl Workspace {
         })
     }
 
+    /// The committed `runtime.json` with its creation order seeded from the committed
+    /// tree, when it has none yet (see [`RuntimeState::seeded`]). The tree is parsed only
+    /// in that case, which is the first transaction of a workspace.
+    fn seeded_runtime_state<L: SourceLookup>(
+        &self,
+        committed: &BTreeMap<String, Vec<u8>>,
+        sources: &SourceResolver<L>,
+    ) -> Option<Vec<u8>> {
+        let bytes = self.vfs().read(Path::new(&self.runtime_state_path())).ok();
+        if bytes.as_deref().is_some_and(|bytes| RuntimeState::parse(bytes).has_creation_order()) {
+            return None;
+        }
+        let tree = parse_tree(committed.iter(), sources, Mode::Lenient);
+        RuntimeState::seeded(bytes.as_deref(), tree.units().iter().map(|unit| unit.memory_id.as_str()))
+    }
+
     /// The derive step: run the promotion pass on the whole staged tree, then hand it to
     /// `derive` and add what both return (where it differs from the committed bytes) to
-    /// `changes`. `master_removed`: this transaction deletes `topics/core.md`.
+    /// `changes`. `overlay`: staged files beyond the topics (planned archives, a seeded
+    /// `runtime.json`), over the committed ones; `master_removed`: this transaction
+    /// deletes `topics/core.md`.
     fn derive_into(
         &self,
         derive: &dyn Derive,
         topics: &BTreeMap<String, Vec<u8>>,
-        planned: &BTreeMap<String, Vec<u8>>,
+        overlay: &BTreeMap<String, Vec<u8>>,
         master_removed: bool,
         base_revision: &str,
         changes: &mut Changes,
     ) -> Result<(), Error> {
         let vfs = self.vfs();
         let mut staged = read_tree(vfs, "sources")?;
-        staged.extend(planned.iter().map(|(path, bytes)| (path.clone(), bytes.clone())));
         staged.extend(topics.iter().map(|(path, bytes)| (path.clone(), bytes.clone())));
         let mut committed_derived = read_tree(vfs, "timeline")?;
         let runtime_state = self.runtime_state_path();
@@ -194,6 +218,8 @@ impl Workspace {
             }
         }
         staged.extend(committed_derived.iter().map(|(path, bytes)| (path.clone(), bytes.clone())));
+        // Over the committed files: a seeded `runtime.json` replaces the committed one.
+        staged.extend(overlay.iter().map(|(path, bytes)| (path.clone(), bytes.clone())));
         // Spec 01 §7.1: removing `topics/core.md` removes its render, which must not be
         // promoted back as a hand-written root `core.md`.
         if master_removed && staged.remove(ROOT_CORE).is_some() {

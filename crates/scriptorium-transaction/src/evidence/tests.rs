@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use proptest::prelude::*;
 use scriptorium_archive_format::{MemoryTree, plan_append};
 use serde_json::{Value, json};
 
@@ -300,4 +301,64 @@ fn undeclared_labels_are_missing_sources() -> TestResult {
     let details = Value::Object(error.details().clone());
     assert_eq!(details, json!({"labels": ["new-source-ab", "new-source-zz"], "declared": ["new-source-a"]}));
     Ok(())
+}
+
+/// Every character Python's `str.strip()` removes (Python 3.11, Unicode 14), listed
+/// independently of the implementation.
+const PYTHON_WHITESPACE: &[char] = &[
+    '\t', '\n', '\u{b}', '\u{c}', '\r', '\u{1c}', '\u{1d}', '\u{1e}', '\u{1f}', ' ', '\u{85}', '\u{a0}', '\u{1680}',
+    '\u{2000}', '\u{2001}', '\u{2002}', '\u{2003}', '\u{2004}', '\u{2005}', '\u{2006}', '\u{2007}', '\u{2008}',
+    '\u{2009}', '\u{200a}', '\u{2028}', '\u{2029}', '\u{202f}', '\u{205f}', '\u{3000}',
+];
+
+fn padding() -> impl Strategy<Value = String> {
+    proptest::collection::vec(proptest::sample::select(PYTHON_WHITESPACE), 0..4)
+        .prop_map(|chars| chars.into_iter().collect())
+}
+
+proptest! {
+    #[test]
+    fn padded_labels_and_roles_are_stripped_as_python_strips_them(
+        label_left in padding(),
+        label_right in padding(),
+        role_left in padding(),
+        role_right in padding(),
+        role in proptest::sample::select(&["user", "assistant", "system", "tool"][..]),
+        observed_left in padding(),
+    ) {
+        let padded = json!([{
+            "label": format!("{label_left}new-source-pad-1{label_right}"),
+            "role": format!("{role_left}{role}{role_right}"),
+            "content": " body ",
+            "observed_at": format!("{observed_left}2024-03-01"),
+        }]);
+        let plain = json!([{"label": "new-source-pad-1", "role": role, "content": " body ", "observed_at": "2024-03-01"}]);
+        let parsed = parse_evidence(&padded).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let want = parse_evidence(&plain).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        prop_assert_eq!(&parsed, &want);
+        // The stripped values also name the archived ids, so padding changes no identity.
+        let ids = |evidence: &[Evidence]| {
+            evidence_records(evidence, Some(&owner())).map(|archived| archived.source_ids)
+        };
+        prop_assert_eq!(
+            ids(&parsed).map_err(|e| TestCaseError::fail(e.to_string()))?,
+            ids(&want).map_err(|e| TestCaseError::fail(e.to_string()))?
+        );
+    }
+}
+
+#[test]
+fn padding_python_keeps_is_not_stripped() {
+    // U+200B and U+FEFF are not whitespace to Python, so the label no longer matches.
+    for pad in ['\u{200b}', '\u{feff}', '\u{180e}'] {
+        let item = json!([{"label": format!("{pad}new-source-a"), "role": "user", "content": "x"}]);
+        assert_eq!(refusal(item).0, ErrorCode::InvalidArgument, "{pad:?}");
+        let item = json!([{"label": "new-source-a", "role": format!("user{pad}"), "content": "x"}]);
+        assert_eq!(refusal(item).0, ErrorCode::InvalidArgument, "{pad:?}");
+    }
+    let twice = json!([
+        {"label": " new-source-a", "role": "user", "content": "x"},
+        {"label": "new-source-a\u{3000}", "role": "user", "content": "y"},
+    ]);
+    assert_eq!(refusal(twice).1, "duplicate source label: new-source-a");
 }

@@ -90,3 +90,16 @@ fn strings_escape_like_python_json_dumps() {
     assert!(text.contains("\"é\\\"\\\\\\n\\u0001\u{7f}\u{2028}\": 0"), "{text}");
     assert_eq!(RuntimeState::parse(text.as_bytes()), state);
 }
+
+#[test]
+fn seeding_ranks_committed_ids_only_when_there_is_no_order_yet() {
+    let ids = ["b", "a", "b", "c"];
+    let seeded = RuntimeState::seeded(None, ids).expect("an absent file is seeded");
+    let state = RuntimeState::parse(&seeded);
+    assert_eq!(state.creation_order(), [("b", 0), ("a", 1), ("c", 2)]);
+    let counters = br#"{"creation_order": {}, "local_batches": 3}"#;
+    let state = RuntimeState::parse(&RuntimeState::seeded(Some(counters), ids).expect("an empty order is seeded"));
+    assert_eq!((state.local_batches, state.creation_order().len()), (3, 3));
+    assert_eq!(RuntimeState::seeded(Some(br#"{"creation_order": {"z": 5}}"#), ids), None);
+    assert_eq!(RuntimeState::seeded(None, []), None, "nothing to seed writes nothing");
+}
