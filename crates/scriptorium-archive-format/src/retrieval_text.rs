@@ -97,8 +97,9 @@ pub fn first_iso_date(text: &str) -> Option<&str> {
 }
 
 /// Every benchmark reference `D<conv>:<turn>` or range `D<conv>:<from>-<to>` in `text`,
-/// in order of first appearance, without duplicates: Python
-/// `re.findall(r"D\d+:\d+(?:-\d+)?", s)`.
+/// in order of first appearance, without duplicates. A range's end may repeat a
+/// conversation prefix (`D1:3-D1:4`); the whole range is then one reference, as in
+/// the reference reader's `re.findall(r"D\d+:\d+(?:-(?:D\d+:)?\d+)?", s)`.
 pub fn benchmark_refs(text: &str) -> Vec<String> {
     let mut refs: Vec<String> = Vec::new();
     let mut from = 0;
@@ -136,12 +137,30 @@ fn benchmark_ref_len(text: &str) -> Option<usize> {
     }
     let mut len = 1 + conv + 1 + turn;
     if let Some(range) = after_conv.get(turn..).and_then(|rest| rest.strip_prefix('-')) {
-        let to = digit_run(range);
+        // The optional `D<conv>:` of the end is taken only when digits follow it,
+        // as a regex backtracks out of `(?:D\d+:)?` otherwise.
+        let prefix = repeated_prefix_len(range);
+        let to = digit_run(range.get(prefix..).unwrap_or_default());
         if to > 0 {
-            len += 1 + to;
+            len += 1 + prefix + to;
+        } else {
+            let to = digit_run(range);
+            if to > 0 {
+                len += 1 + to;
+            }
         }
     }
     Some(len)
+}
+
+/// The byte length of a `D<conv>:` prefix at the start of a range end, or 0.
+fn repeated_prefix_len(text: &str) -> usize {
+    let Some(rest) = text.strip_prefix('D') else { return 0 };
+    let conv = digit_run(rest);
+    match rest.get(conv..) {
+        Some(after) if conv > 0 && after.starts_with(':') => 1 + conv + 1,
+        _ => 0,
+    }
 }
 
 /// The byte length of the run of digits at the start of `text`.
@@ -156,7 +175,30 @@ pub(crate) fn is_digit(c: char) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
+
+    proptest! {
+        /// A range is one reference whether or not its end repeats a conversation prefix,
+        /// and whatever surrounds it on non-reference characters.
+        #[test]
+        fn a_range_is_one_reference(
+            conv in 0u32..1000,
+            end_conv in 0u32..1000,
+            from in 0u32..1000,
+            to in 0u32..1000,
+            repeat in any::<bool>(),
+            before in "[ a-z\\[(,]{0,4}",
+            after in "[ a-z\\]),.]{0,4}",
+        ) {
+            let end = if repeat { format!("D{end_conv}:{to}") } else { to.to_string() };
+            let reference = format!("D{conv}:{from}-{end}");
+            let text = format!("{before}{reference}{after}");
+            prop_assert_eq!(benchmark_refs(&text), vec![reference]);
+            prop_assert!(has_benchmark_ref(&text));
+        }
+    }
 
     #[test]
     fn comments_become_one_space_and_may_span_lines() {
@@ -200,6 +242,8 @@ mod tests {
     fn benchmark_refs_keep_ranges_and_drop_duplicates() {
         assert_eq!(benchmark_refs("citing D3:4 and D3:5-7, again D3:4"), ["D3:4", "D3:5-7"]);
         assert_eq!(benchmark_refs("[D1:1]D2:3- D:4 D5: XD6:7"), ["D1:1", "D2:3", "D6:7"]);
+        assert_eq!(benchmark_refs("see D1:3-D1:4 and D1:3-4"), ["D1:3-D1:4", "D1:3-4"]);
+        assert_eq!(benchmark_refs("D1:3-D1: D2:5-D7"), ["D1:3", "D2:5"]);
         assert!(has_benchmark_ref("x D10:20"));
         assert!(!has_benchmark_ref("Day 3:4, D-1:2"));
     }

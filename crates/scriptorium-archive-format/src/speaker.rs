@@ -2,7 +2,7 @@
 //! label sanitization of spec §4.
 
 use crate::ids::percent_encode;
-use crate::python::{char_len, is_printable, split_whitespace};
+use crate::python::{char_len, is_printable, is_space, split_whitespace};
 
 /// The most code points a normalized identity part keeps before `…` is appended.
 pub const IDENTITY_PART_MAX_CHARS: usize = 64;
@@ -103,7 +103,12 @@ pub struct SpeakerView {
 
 impl SpeakerView {
     /// Derive the speaker view from a decoded `speaker-id` value and the header label.
+    ///
+    /// The label is first stripped of Python whitespace: the header grammar's lazy
+    /// `(.+?): ` keeps any spaces written before the colon, and the reference strips
+    /// them. A display equal to the id labels the speaker as the id alone.
     pub fn from_frame(decoded_id: &str, header_label: &str) -> Self {
+        let header_label = header_label.trim_matches(is_space);
         let nid = normalize_identity_part(decoded_id);
         let suffix = format!(" ({nid})");
         let display = if !nid.is_empty() && header_label.ends_with(&suffix) {
@@ -115,7 +120,8 @@ impl SpeakerView {
         };
         let display = normalize_identity_part(&display);
         let speaker_label = match (display.is_empty(), nid.is_empty()) {
-            (false, false) => format!("{display} ({nid})"),
+            (false, false) if display != nid => format!("{display} ({nid})"),
+            (false, false) => nid.clone(),
             (false, true) => display.clone(),
             (true, _) => nid.clone(),
         };
@@ -125,7 +131,54 @@ impl SpeakerView {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
+
+    /// Python whitespace of several kinds, as a writer or a hand edit may leave around a label.
+    fn python_space() -> impl Strategy<Value = String> {
+        proptest::collection::vec(
+            prop_oneof![Just(' '), Just('\t'), Just('\u{a0}'), Just('\u{3000}'), Just('\u{1f}')],
+            0..4,
+        )
+        .prop_map(|chars| chars.into_iter().collect())
+    }
+
+    proptest! {
+        /// Whitespace around a structured label changes nothing, and the reader's label is
+        /// the writer's label for every display/id pair.
+        #[test]
+        fn structured_label_ignores_surrounding_whitespace(
+            id in "[a-z0-9/]{1,8}",
+            display in "[A-Za-z0-9 ]{0,8}",
+            before in python_space(),
+            after in python_space(),
+        ) {
+            let written = speaker_label("user", Some(&id), Some(&display));
+            let bare = SpeakerView::from_frame(&id, &written);
+            let padded = SpeakerView::from_frame(&id, &format!("{before}{written}{after}"));
+            prop_assert_eq!(&padded, &bare);
+            prop_assert_eq!(padded.speaker_label, written);
+        }
+
+        /// A display equal to the id labels the speaker as the id alone.
+        #[test]
+        fn display_equal_to_id_labels_as_the_id(id in "[a-z0-9]{1,8}", after in python_space()) {
+            let view = SpeakerView::from_frame(&id, &format!("{id} ({id}){after}"));
+            prop_assert_eq!(&view.speaker_display, &id);
+            prop_assert_eq!(&view.speaker_label, &id);
+        }
+    }
+
+    #[test]
+    fn structured_label_examples() {
+        let view = SpeakerView::from_frame("u-1", "Alice (u-1) ");
+        assert_eq!((view.speaker_display.as_str(), view.speaker_label.as_str()), ("Alice", "Alice (u-1)"));
+        let view = SpeakerView::from_frame("u-1", "u-1 (u-1)");
+        assert_eq!((view.speaker_display.as_str(), view.speaker_label.as_str()), ("u-1", "u-1"));
+        let view = SpeakerView::from_frame("u-1", "u-1\t");
+        assert_eq!((view.speaker_display.as_str(), view.speaker_label.as_str()), ("", "u-1"));
+    }
 
     #[test]
     fn encodes_like_python_quote_with_dash_escaped() {

@@ -225,7 +225,8 @@ fn check_path_collisions(paths: &[&str], tree: &dyn ArchiveTree) -> Result<(), E
             if let Some(entry) = entries.iter().find(|entry| entry.as_str() != component && collision_key(entry) == key)
             {
                 let existing = if dir.is_empty() { entry.clone() } else { format!("{dir}/{entry}") };
-                return Err(collision(&existing, &here));
+                // The reference names the path it was about to write first, then the entry in its way.
+                return Err(collision(&here, &existing));
             }
             if !entries.iter().any(|entry| entry == component) {
                 break;

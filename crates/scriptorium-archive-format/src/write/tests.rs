@@ -209,14 +209,14 @@ fn collisions_with_existing_entries_refuse_the_batch() {
     tree.insert("sources/OpenProgram/_v2/other.md", "x");
     let e = error_of(&[record("t", "m1", 1, "x")], &tree);
     assert_eq!(e.code(), ErrorCode::PathCollision);
-    assert_eq!(e.message(), "source archive path collision: sources/OpenProgram and sources/openprogram");
+    assert_eq!(e.message(), "source archive path collision: sources/openprogram and sources/OpenProgram");
 
     let mut tree = MemoryTree::new();
     tree.insert("sources/openprogram/_v2/T.md", "<!-- openprogram-source-archive:v2 -->\n\n");
     let e = error_of(&[record("t", "m1", 1, "x")], &tree);
     assert_eq!(
         e.message(),
-        "source archive path collision: sources/openprogram/_v2/T.md and sources/openprogram/_v2/t.md"
+        "source archive path collision: sources/openprogram/_v2/t.md and sources/openprogram/_v2/T.md"
     );
 
     // The same spelling is the file itself, and unrelated names are fine.
@@ -424,6 +424,31 @@ fn arb_record() -> impl Strategy<Value = SourceRecord> {
 }
 
 proptest! {
+    /// Against an existing entry, the message names the new path first, at every depth.
+    #[test]
+    fn existing_collisions_name_the_new_path_first(
+        flips in proptest::collection::vec(any::<bool>(), 11),
+        deep in any::<bool>(),
+    ) {
+        let variant: String = "openprogram"
+            .chars()
+            .zip(&flips)
+            .map(|(c, &flip)| if flip { c.to_ascii_uppercase() } else { c })
+            .collect();
+        prop_assume!(variant != "openprogram");
+        let mut tree = MemoryTree::new();
+        let (new, existing) = if deep {
+            tree.insert(format!("sources/openprogram/_v2/{variant}.md"), "<!-- openprogram-source-archive:v2 -->\n\n");
+            ("sources/openprogram/_v2/openprogram.md".to_owned(), format!("sources/openprogram/_v2/{variant}.md"))
+        } else {
+            tree.insert(format!("sources/{variant}/_v2/other.md"), "x");
+            ("sources/openprogram".to_owned(), format!("sources/{variant}"))
+        };
+        let e = error_of(&[record("openprogram", "m1", 1, "x")], &tree);
+        prop_assert_eq!(e.code(), ErrorCode::PathCollision);
+        prop_assert_eq!(e.message(), format!("source archive path collision: {new} and {existing}"));
+    }
+
     #[test]
     fn records_round_trip_through_bytes(records in proptest::collection::vec(arb_record(), 1..6)) {
         // A label of only non-printables and spaces can normalize to nothing: refused.
