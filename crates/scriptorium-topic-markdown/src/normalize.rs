@@ -271,7 +271,9 @@ where
     block_ids::drop_invented(&mut files, baseline);
     let new_ids = block_ids::mint(&files, baseline);
     rewrite::rewrite(&mut files, &evidence_id_map, &new_ids, sources);
-    let (pruned, mut violations) = prune::prune(&mut files);
+    let mut violations = rewrite::unlinked_handles(&files, sources);
+    let (pruned, prune_violations) = prune::prune(&mut files);
+    violations.extend(prune_violations);
 
     let documents: Vec<TopicDocument> = files.into_iter().map(Staged::into_document).collect();
     let tree = parse_documents(documents, sources, Mode::Strict);

@@ -7,7 +7,7 @@ use crate::hash::{FastMap, FastSet};
 use crate::paths::{component_cmp, is_topic_path, topic_relative};
 use crate::source::{SourceLookup, SourceResolver};
 use crate::syntax::block_links;
-use crate::text::is_blank;
+use crate::text::{collapse_whitespace, is_blank};
 use crate::unit::{Evidence, Unit, UnitKind};
 
 /// How strictly to parse.
@@ -259,14 +259,15 @@ impl<'d, L: SourceLookup> Builder<'_, 'd, L> {
             source_links,
             relation_targets,
             when,
-            created_order: 0,
+            // The paragraph's creation order, shared by every alias and the block.
+            created_order: self.units.len(),
         };
         // Aliases come first, in run order; they share everything but their id.
         for alias in paragraph.ids.iter().take(paragraph.ids.len().saturating_sub(1)) {
             let kind = UnitKind::Alias { of: block_id.to_owned() };
-            self.push(alias, Unit { memory_id: alias.clone(), kind, ..unit.clone() });
+            self.push_ordered(alias, Unit { memory_id: alias.clone(), kind, ..unit.clone() });
         }
-        self.push(block_id, unit);
+        self.push_ordered(block_id, unit);
     }
 
     fn legacy(
@@ -316,14 +317,20 @@ impl<'d, L: SourceLookup> Builder<'_, 'd, L> {
         }
     }
 
-    /// Add a unit whose `memory_id` is `id`, unless the id is taken.
+    /// Add a unit whose `memory_id` is `id`, unless the id is taken; its creation order
+    /// is its position.
     fn push(&mut self, id: &'d str, mut unit: Unit) {
+        unit.created_order = self.units.len();
+        self.push_ordered(id, unit);
+    }
+
+    /// [`Self::push`], keeping the creation order the unit already carries.
+    fn push_ordered(&mut self, id: &'d str, unit: Unit) {
         if !self.seen.insert(id) {
             let detail = format!("duplicate memory_id: {}", unit.memory_id);
             self.violations.push(Violation::new(ErrorCode::DuplicateBlockId, &unit.path, Some(unit.line), detail));
             return;
         }
-        unit.created_order = self.units.len();
         self.units.push(unit);
     }
 }
@@ -374,15 +381,16 @@ pub(crate) fn relation_targets(content: &str) -> Vec<String> {
     out
 }
 
-/// The prose of a tree: every paragraph's text without citations and block ids,
-/// non-empty ones joined with LF, files in component-wise order.
+/// The prose of a tree: every paragraph's text without citations and block ids, its
+/// whitespace collapsed to single spaces (Python `" ".join(text.split())`, as the
+/// reference does), non-empty ones joined with LF, files in component-wise order.
 pub fn topic_prose(documents: &[TopicDocument]) -> String {
     let mut sorted: Vec<&TopicDocument> = documents.iter().collect();
     sorted.sort_by(|a, b| component_cmp(a.path(), b.path()));
     let mut out = Vec::new();
     for document in sorted {
         for (_, paragraph) in document.paragraphs() {
-            let content = paragraph.content();
+            let content = collapse_whitespace(&paragraph.content());
             if !content.is_empty() {
                 out.push(content);
             }

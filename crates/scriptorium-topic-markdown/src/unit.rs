@@ -60,7 +60,8 @@ pub struct Unit {
     pub relation_targets: Vec<String>,
     /// The first dated evidence time (legacy: the definition's time).
     pub when: Option<String>,
-    /// The unit's position in the parse order of the whole tree.
+    /// The unit's position in the parse order of the whole tree; every alias of a block
+    /// carries the block paragraph's order (the position of its first unit).
     pub created_order: usize,
 }
 

@@ -69,7 +69,8 @@ struct Counts {
 /// };
 ///
 /// let pets = "# Pets\n\nA cat.[^e-1] ^c0c0c0c0\n\n[^e-1]: Time: `2024-01-02`; Sources: [D1:1](D1:1)\n";
-/// let sources = SourceResolver::new(MemorySources::new());
+/// let d1 = "# D1\n\n<a id=\"d1-1\"></a>\n[2024] user: a cat [D1:1]\n\n<a id=\"d1-2\"></a>\n[2024] user: a dog [D1:2]\n";
+/// let sources = SourceResolver::new(MemorySources::from_iter([("sources/D1.md", d1)]));
 /// let (documents, units, _) = parse_tree([("topics/pets.md", pets)], &sources, Mode::Lenient).into_parts();
 /// let mut index = CommittedIndex::new();
 /// index.insert(&documents[0], &units);
@@ -271,6 +272,9 @@ pub fn normalize_changed<L: SourceLookup>(
     block_ids::drop_invented(&mut files, baseline);
     let new_ids = block_ids::mint(&files, baseline);
     rewrite::rewrite(&mut files, &evidence_id_map, &new_ids, sources);
+    if !rewrite::unlinked_handles(&files, sources).is_empty() {
+        return None;
+    }
     let (pruned, violations) = prune::prune(&mut files);
     if !violations.is_empty() {
         return None;

@@ -8,6 +8,7 @@ use std::borrow::Cow;
 
 use crate::definition::{Definition, SourceLink, parse_definition, render_definition, split_items};
 use crate::document::ItemKind;
+use crate::error::{ErrorCode, Violation};
 use crate::normalize::block_ids::NewIds;
 use crate::normalize::evidence::EvidenceIds;
 use crate::normalize::{Staged, finish, needs_finish};
@@ -59,6 +60,32 @@ pub(crate) fn rewrite<L: SourceLookup>(
             file.set_lines(finished);
         }
     }
+}
+
+/// A plain-handle link target left after the rewrite named no archived source: the
+/// rewrite turns every handle that locates into a relative link. Such a target is an
+/// `invalid source target` here, at normalization, as in the reference; the strict
+/// parse alone would accept the handle as its own id and install a dangling citation.
+pub(crate) fn unlinked_handles<L: SourceLookup>(files: &[Staged], sources: &SourceResolver<L>) -> Vec<Violation> {
+    let mut violations = Vec::new();
+    for file in files {
+        for item in file.items() {
+            let ItemKind::Definition(definition) = &item.kind else { continue };
+            for link in &definition.links {
+                let target = strip(&link.target);
+                if !is_plain_handle(target) {
+                    continue;
+                }
+                let (code, detail) = match sources.relative_link(&file.path, target) {
+                    Ok(Some(_)) => continue,
+                    Ok(None) => (ErrorCode::InvalidSourceTarget, format!("invalid source target: {}", link.target)),
+                    Err(e) => (ErrorCode::SourceReadFailed, e.to_string()),
+                };
+                violations.push(Violation::new(code, &file.path, Some(item.line_number()), detail));
+            }
+        }
+    }
+    violations
 }
 
 /// A definition line rendered canonically (borrowed when it already is).

@@ -192,3 +192,30 @@ fn orphans_bind_to_the_next_unused_definitions() -> Result<(), Violations> {
     assert_eq!(whens, [Some("2024"), Some("2023")]);
     Ok(())
 }
+
+proptest::proptest! {
+    /// A plain source handle that names no archived source is an invalid source target at
+    /// normalization, whether written as a link or as a link-less item, v2 id or `D` handle;
+    /// one that names an archived source becomes its relative link.
+    #[test]
+    fn plain_handles_must_name_an_archived_source(
+        message in "msg_[a-z0-9]{1,6}",
+        turn in 2u32..50,
+        benchmark in proptest::arbitrary::any::<bool>(),
+        linkless in proptest::arbitrary::any::<bool>(),
+    ) {
+        proptest::prop_assume!(message != "msg_3a10" && message != "msg_2f9b");
+        let missing = if benchmark { format!("D1:{turn}") } else { format!("openprogram/sess-7f2a/{message}") };
+        let present = if benchmark { "D1:1".to_owned() } else { "openprogram/sess-7f2a/msg_3a10".to_owned() };
+        let topic = |handle: &str| {
+            let sources = if linkless { handle.to_owned() } else { format!("[label]({handle})") };
+            format!("Fact.[^e-1] ^ab\n\n[^e-1]: Time: `2024-03`; Sources: {sources}\n")
+        };
+        let rejected = run(&[("topics/x.md", &topic(&missing))], &Baseline::empty(), Removal::Forbidden);
+        proptest::prop_assert_eq!(codes(rejected), vec![ErrorCode::InvalidSourceTarget]);
+        let installed = run(&[("topics/x.md", &topic(&present))], &Baseline::empty(), Removal::Forbidden)
+            .expect("an archived handle normalizes");
+        let plain = format!("({present})");
+        proptest::prop_assert!(!text(&installed, "topics/x.md").contains(&plain));
+    }
+}

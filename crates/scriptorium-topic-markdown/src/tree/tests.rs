@@ -96,7 +96,8 @@ fn aliases_and_legacy_records_are_units() {
     assert_eq!(units[2].when.as_deref(), Some("2024-01-02"));
     assert_eq!(units[3].when, None);
     assert!(units[2].evidence.is_empty());
-    assert_eq!(units.iter().map(|u| u.created_order).collect::<Vec<_>>(), [0, 1, 2, 3]);
+    // The alias carries its paragraph's creation order; later units keep their position.
+    assert_eq!(units.iter().map(|u| u.created_order).collect::<Vec<_>>(), [0, 0, 2, 3]);
 }
 
 #[test]
@@ -120,4 +121,50 @@ fn prose_skips_structure() {
         Mode::Lenient,
     );
     assert_eq!(topic_prose(tree.documents()), "Z one.\nB.");
+}
+
+proptest::proptest! {
+    /// Whitespace inside a paragraph (between words, across its lines, around a citation)
+    /// collapses to one space in the prose, for every Python whitespace kind.
+    #[test]
+    fn prose_collapses_whitespace_inside_a_paragraph(
+        words in proptest::collection::vec("[a-z]{1,6}", 1..6),
+        // One gap never holds two line breaks: a blank line would end the paragraph.
+        gaps in proptest::collection::vec(
+            proptest::sample::select(vec![" ", "  ", "\t", " \t ", "\n", " \n\t", "\u{a0}", "\u{3000} "]),
+            5,
+        ),
+    ) {
+        let mut body = String::new();
+        for (n, word) in words.iter().enumerate() {
+            if n > 0 {
+                body.push_str(gaps[n - 1]);
+            }
+            body.push_str(word);
+        }
+        let text = format!("{body}.[^e-1] ^ab\n\n{DEF}\n");
+        let sources = SourceResolver::new(MemorySources::new());
+        let tree = parse_tree([("topics/x.md", text.as_str())], &sources, Mode::Lenient);
+        proptest::prop_assert_eq!(topic_prose(tree.documents()), format!("{}.", words.join(" ")));
+    }
+}
+
+proptest::proptest! {
+    /// Every alias of a merged paragraph carries the paragraph's creation order (its
+    /// first unit's position), whatever precedes it; the units after keep their position.
+    #[test]
+    fn aliases_share_their_paragraph_creation_order(before in 0usize..4, aliases in 1usize..5) {
+        let mut text = String::new();
+        for n in 0..before {
+            text.push_str(&format!("Before {n}.[^e-1] ^b{n}\n\n"));
+        }
+        let run: Vec<String> = (0..=aliases).map(|n| format!("^m{n}")).collect();
+        text.push_str(&format!("Merged.[^e-1] {}\n\nAfter.[^e-1] ^zz\n\n{DEF}\n", run.join(" ")));
+        let units = parse(&[("topics/x.md", &text)], Mode::Strict).check().expect("valid");
+        let orders: Vec<usize> = units.iter().map(|u| u.created_order).collect();
+        let mut want: Vec<usize> = (0..before).collect();
+        want.extend(std::iter::repeat_n(before, aliases + 1));
+        want.push(before + aliases + 1);
+        proptest::prop_assert_eq!(orders, want);
+    }
 }

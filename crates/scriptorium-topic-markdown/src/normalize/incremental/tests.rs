@@ -317,9 +317,11 @@ fn evidence_ids_defined_only_in_unchanged_files_are_not_minted_again() {
 
 #[test]
 fn a_new_frame_an_unchanged_file_cites_is_not_bounded() {
-    // `D1:7` has no anchor yet: the committed link stays a plain handle.
+    // `D1:7` has no anchor yet: the committed link stays the `#d1-7` fragment link it was
+    // written as (a plain handle naming no anchor is refused at normalization).
     let before = sources();
-    let raw: Tree = [("topics/a.md".to_owned(), raw_file(&[(0, 7, 1)], None).into_bytes())].into();
+    let written = raw_file(&[(0, 7, 1)], None).replace("](D1:7)", "](notes.md#d1-7)");
+    let raw: Tree = [("topics/a.md".to_owned(), written.into_bytes())].into();
     let (tree, baseline, index) = committed(&raw, &[], &before).expect("a normal tree");
     let after = sources_to(7);
     let mut staged = tree.clone();
