@@ -28,6 +28,13 @@ impl PartialDate {
         valid.then_some(date)
     }
 
+    /// The half-open calendar interval this date covers, as `YYYY-MM-DD` strings: its
+    /// first day and the day after its last (the temporal bounds of a date window).
+    pub fn bounds(self) -> (String, String) {
+        let day = |(y, m, d): Day| format!("{y:04}-{m:02}-{d:02}");
+        (day(self.first_day()), day(self.end_day()))
+    }
+
     /// The first day this date covers.
     fn first_day(self) -> Day {
         (self.year, self.month.unwrap_or(1), self.day.unwrap_or(1))

@@ -4,12 +4,12 @@
 use serde_json::{Value, json};
 
 use scriptorium_archive_format::{
-    SourceMeta, encode_speaker_id, is_canonical_speaker_id, is_v2_source_path, is_valid_v2_source_id, legacy_location,
-    normalize_identity_part, source_anchor, speaker_label, v2_location,
+    SourceMeta, SpeakerView, decode_speaker_id, encode_speaker_id, is_canonical_speaker_id, is_v2_source_path,
+    is_valid_v2_source_id, legacy_location, normalize_identity_part, source_anchor, speaker_label, v2_location,
 };
 
 use super::archive_parse::meta_json;
-use super::{Case, Outcome, diff_json};
+use super::{Case, Outcome, diff_json, undispatched};
 
 pub(super) fn run(case: &Case) -> Outcome {
     let function = case.input.get("function").and_then(Value::as_str).unwrap_or_default();
@@ -53,9 +53,22 @@ fn call(function: &str, input: &Value) -> Result<Value, String> {
             }),
         },
         "_text.normalize_identity_header_part" => json!(normalize_identity_part(text()?)),
+        "source_format.decode_source_metadata" => json!(SourceMeta::decode_token(text()?).as_ref().map(meta_json)),
+        "retrieval.bm25._structured_speaker" => {
+            let arg =
+                |i: usize| input.get(i).and_then(Value::as_str).ok_or(format!("{function}: argument {i} missing"));
+            let (label, marker) = (arg(0)?, arg(1)?);
+            match decode_speaker_id(marker) {
+                Some(decoded) => {
+                    let view = SpeakerView::from_frame(&decoded, label);
+                    json!([view.speaker_id, view.speaker_display, view.speaker_label])
+                }
+                None => Value::Null,
+            }
+        }
         "runtime.state.SourceRecord.speaker_label" => {
             json!(speaker_label(opt("role").unwrap_or_default(), opt("speaker_id"), opt("speaker_display")))
         }
-        other => return Err(format!("unknown function `{other}`")),
+        other => return Err(undispatched(other)),
     })
 }

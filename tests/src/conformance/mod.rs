@@ -123,8 +123,12 @@ fn dispatch(case: &Case) -> Outcome {
         "archive_write" => archive_write::run(case),
         "legacy_source_parse" => source_view::run_legacy(case),
         "fn_speaker_decode" => source_view::run_legacy_speaker(case),
-        "fn_source_location" | "fn_speaker_id" | "fn_source_metadata" | "fn_identity_header" => fn_archive::run(case),
-        "topic_parse" | "topic_normalize" | "fn_topic_syntax" | "fn_temporal" => topic::run(case),
+        "fn_source_location"
+        | "fn_speaker_id"
+        | "fn_source_metadata"
+        | "fn_identity_header"
+        | "fn_structured_speaker" => fn_archive::run(case),
+        "topic_parse" | "topic_normalize" | "fn_topic_syntax" | "fn_temporal" | "fn_definition" => topic::run(case),
         "patch_apply" => transaction_inputs::run_patch(case),
         "fn_source_identity" => transaction_inputs::run_source_identity(case),
         "transaction" => transaction::run(case),
@@ -132,6 +136,16 @@ fn dispatch(case: &Case) -> Outcome {
         "fn_o200k" => views::run_o200k(case),
         other => Outcome::fail(format!("unknown kind `{other}`")),
     }
+}
+
+/// The `function` of a single-function case, or an error naming its absence.
+pub(crate) fn function_of(case: &Case) -> Result<&str, String> {
+    case.input.get("function").and_then(Value::as_str).ok_or_else(|| "input without function".to_owned())
+}
+
+/// The failure for a function no table of this runner dispatches: it names the function.
+pub(crate) fn undispatched(function: &str) -> String {
+    format!("cannot dispatch function `{function}`")
 }
 
 /// Compare two JSON values and describe the first difference, with its JSON path.

@@ -5,10 +5,10 @@ use serde_json::{Value, json};
 
 use scriptorium_archive_format::AuthorityTier;
 use scriptorium_retrieval::{
-    Bm25Options, Filters, Hit, Index, MemoryEvent, Score, event_matches_path_prefix, tokenize,
+    Bm25Options, Filters, Hit, Index, MemoryEvent, Score, event_matches_path_prefix, normalize_path_prefix, tokenize,
 };
 
-use super::{Case, Outcome, diff_json};
+use super::{Case, Outcome, diff_json, function_of, undispatched};
 
 /// `bm25_index`, `bm25_search`, `fn_bm25_tokenize`, `fn_path_prefix`.
 pub(super) fn run(case: &Case) -> Outcome {
@@ -58,6 +58,10 @@ fn check_search(case: &Case) -> Result<(), String> {
 }
 
 fn check_tokenize(case: &Case) -> Result<(), String> {
+    let function = function_of(case)?;
+    if function != "retrieval.bm25.tokenize" {
+        return Err(undispatched(function));
+    }
     let cases = case.input.get("cases").and_then(Value::as_array).ok_or("input without cases")?;
     let got: Vec<Value> = cases
         .iter()
@@ -67,11 +71,19 @@ fn check_tokenize(case: &Case) -> Result<(), String> {
 }
 
 fn check_path_prefix(case: &Case) -> Result<(), String> {
+    let function = function_of(case)?;
     let cases = case.input.get("cases").and_then(Value::as_array).ok_or("input without cases")?;
     let mut got = Vec::new();
-    for (n, pair) in cases.iter().enumerate() {
-        let arg = |i: usize| pair.get(i).and_then(Value::as_str).ok_or(format!("cases[{n}]: argument {i} missing"));
-        got.push(json!(event_matches_path_prefix(arg(0)?, arg(1)?)));
+    for (n, input) in cases.iter().enumerate() {
+        let arg = |i: usize| input.get(i).and_then(Value::as_str).ok_or(format!("cases[{n}]: argument {i} missing"));
+        got.push(match function {
+            "retrieval.bm25.event_matches_path_prefix" => json!(event_matches_path_prefix(arg(0)?, arg(1)?)),
+            "retrieval.bm25._normalize_path_prefix" => {
+                let prefix = input.as_str().ok_or(format!("cases[{n}] is not a string"))?;
+                json!(normalize_path_prefix(prefix))
+            }
+            other => return Err(undispatched(other)),
+        });
     }
     diff_json("results", &Value::Array(got), case.expected.get("results").ok_or("expected without results")?)
 }

@@ -7,7 +7,7 @@ use scriptorium_archive_format::{legacy_speaker, source_events, trusted_source_i
 use scriptorium_retrieval::MemoryEvent;
 
 use super::retrieval::event_json;
-use super::{Case, Outcome, diff_json};
+use super::{Case, Outcome, diff_json, function_of, undispatched};
 
 /// Compare `expected.bm25_events` and `expected.trusted_source_ids`, when present,
 /// with the events and trusted ids of the file's text.
@@ -44,6 +44,10 @@ pub(super) fn run_legacy_speaker(case: &Case) -> Outcome {
 }
 
 fn check_legacy_speaker(case: &Case) -> Result<(), String> {
+    let function = function_of(case)?;
+    if function != "retrieval.bm25._legacy_speaker" {
+        return Err(undispatched(function));
+    }
     let cases = case.input.get("cases").and_then(Value::as_array).ok_or("input without cases")?;
     let results = case.expected.get("results").and_then(Value::as_array).ok_or("expected without results")?;
     if cases.len() != results.len() {

@@ -11,17 +11,18 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use scriptorium_topic_markdown::{
-    Baseline, MemorySources, Mode, NormalizeOptions, ParsedTree, Removal, SourceResolver, TimeWindow, TopicEvent, Unit,
-    Violation, normalize, paragraph_spans, parse_tree, split_lines, topic_events, topic_prose,
+    Baseline, MemorySources, Mode, NormalizeOptions, ParsedTree, PartialDate, Removal, SourceResolver, TimeWindow,
+    TopicEvent, Unit, Violation, normalize, paragraph_spans, parse_definition, parse_tree, split_lines, topic_events,
+    topic_prose,
 };
 
-use super::{Case, Outcome, diff_json};
+use super::{Case, Outcome, diff_json, function_of, undispatched};
 
 pub(super) fn run(case: &Case) -> Outcome {
     Outcome::from_check(match case.kind.as_str() {
         "topic_parse" => check_parse(case),
         "topic_normalize" => check_normalize(case),
-        "fn_topic_syntax" => check_syntax(case),
+        "fn_topic_syntax" | "fn_definition" => check_syntax(case),
         "fn_temporal" => check_temporal(case),
         other => Err(format!("topic module cannot run kind `{other}`")),
     })
@@ -201,43 +202,61 @@ fn check_normalize(case: &Case) -> Result<(), String> {
 }
 
 fn check_syntax(case: &Case) -> Result<(), String> {
-    let function = str_field(&case.input, "function")?;
-    if function != "markdown.syntax.paragraph_spans" {
-        return Err(format!("unknown function `{function}`"));
-    }
+    let function = function_of(case)?;
     let inputs = case.input.get("cases").and_then(Value::as_array).ok_or("input without cases")?;
     let got: Vec<Value> = inputs
         .iter()
         .map(|input| {
-            let lines = split_lines(input.as_str().unwrap_or_default());
-            let spans: Vec<Value> =
-                paragraph_spans(&lines).into_iter().map(|s| json!([s.start, s.end, s.headings])).collect();
-            json!({ "lines": lines, "spans": spans })
+            let text = input.as_str().unwrap_or_default();
+            match function {
+                "markdown.syntax.paragraph_spans" => {
+                    let lines = split_lines(text);
+                    let spans: Vec<Value> =
+                        paragraph_spans(&lines).into_iter().map(|s| json!([s.start, s.end, s.headings])).collect();
+                    Ok(json!({ "lines": lines, "spans": spans }))
+                }
+                "markdown.syntax.definition_match" => Ok(parse_definition(text).map_or(Value::Null, |d| {
+                    let links: Vec<Value> = d.links.iter().map(|l| json!([l.label, l.target])).collect();
+                    json!({ "id": d.id, "time": d.time.as_str(), "sources": d.sources, "links": links })
+                })),
+                other => Err(undispatched(other)),
+            }
         })
-        .collect();
+        .collect::<Result<_, _>>()?;
     diff_json("results", &Value::Array(got), &case.expected["results"])
 }
 
 fn check_temporal(case: &Case) -> Result<(), String> {
-    let function = str_field(&case.input, "function")?;
-    if function != "retrieval.bm25.event_matches_time_window" {
-        return Err(format!("unknown function `{function}`"));
-    }
+    let function = function_of(case)?;
     let inputs = case.input.get("cases").and_then(Value::as_array).ok_or("input without cases")?;
     let results = case.expected.get("results").and_then(Value::as_array).ok_or("expected without results")?;
     let got: Vec<Value> = inputs
         .iter()
         .map(|input| {
-            let bound = |key: &str| input.get(key).and_then(Value::as_str);
-            match TimeWindow::new(bound("date_from"), bound("date_to")) {
-                Ok(window) => {
-                    let dates = input.get("dates").and_then(Value::as_array).cloned().unwrap_or_default();
-                    json!({ "ok": true, "value": window.matches(dates.iter().filter_map(Value::as_str)) })
+            let text = input.as_str().unwrap_or_default();
+            Ok(match function {
+                "retrieval.bm25.event_matches_time_window" => {
+                    let bound = |key: &str| input.get(key).and_then(Value::as_str);
+                    match TimeWindow::new(bound("date_from"), bound("date_to")) {
+                        Ok(window) => {
+                            let dates = input.get("dates").and_then(Value::as_array).cloned().unwrap_or_default();
+                            json!({ "ok": true, "value": window.matches(dates.iter().filter_map(Value::as_str)) })
+                        }
+                        Err(violation) => error_json(Some(&violation)),
+                    }
                 }
-                Err(violation) => error_json(Some(&violation)),
-            }
+                "markdown.temporal.is_valid_temporal_value" => json!(PartialDate::parse(text).is_some()),
+                "markdown.temporal.temporal_bounds" => match PartialDate::parse(text) {
+                    Some(date) => {
+                        let (start, end) = date.bounds();
+                        json!({ "ok": true, "value": [start, end] })
+                    }
+                    None => json!({ "ok": false }),
+                },
+                other => return Err(undispatched(other)),
+            })
         })
-        .collect();
+        .collect::<Result<_, String>>()?;
     let want: Vec<Value> = results.iter().cloned().map(without_type).collect();
     diff_json("results", &Value::Array(got), &Value::Array(want))
 }

@@ -10,9 +10,10 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
+use scriptorium_archive_format::SourceRecord;
 use scriptorium_transaction::{Error, Provenance, apply_patch, evidence_records, parse_evidence};
 
-use super::{Case, Outcome, diff_json};
+use super::{Case, Outcome, diff_json, function_of, undispatched};
 
 /// `patch_apply`: apply `input.patch` to the files of `input.stage`, then compare the
 /// changed paths and every staged file byte for byte, or the error.
@@ -106,6 +107,11 @@ fn without_type(error: &Value) -> Value {
 /// `fn_source_identity`: validate `sources` and derive the records for `provenance`,
 /// one result per input case.
 pub(super) fn run_source_identity(case: &Case) -> Outcome {
+    match function_of(case) {
+        Ok("management.transaction.source_records") => {}
+        Ok(other) => return Outcome::Fail(undispatched(other)),
+        Err(why) => return Outcome::Fail(why),
+    }
     let Some(inputs) = case.input.get("cases").and_then(Value::as_array) else {
         return Outcome::fail("input without cases");
     };
@@ -129,11 +135,33 @@ pub(super) fn run_source_identity(case: &Case) -> Outcome {
 fn source_identity(input: &Value) -> Value {
     let provenance = input.get("provenance").and_then(provenance);
     let sources = input.get("sources").unwrap_or(&Value::Null);
-    let archived = parse_evidence(sources).and_then(|evidence| evidence_records(&evidence, provenance.as_ref()));
-    match archived {
-        Ok(archived) => json!({ "ok": true, "value": { "source_ids": archived.source_ids } }),
+    let parsed = match parse_evidence(sources) {
+        Ok(parsed) => parsed,
+        Err(e) => return json!({ "ok": false, "error": error_json(&e) }),
+    };
+    match evidence_records(&parsed, provenance.as_ref()) {
+        Ok(archived) => {
+            let parsed: Vec<Value> = parsed
+                .iter()
+                .map(
+                    |e| json!({ "label": e.label, "role": e.role, "content": e.content, "observed_at": e.observed_at }),
+                )
+                .collect();
+            let records: Vec<Value> = archived.records.iter().map(record_json).collect();
+            json!({ "ok": true, "value": { "parsed": parsed, "records": records, "source_ids": archived.source_ids } })
+        }
         Err(e) => json!({ "ok": false, "error": error_json(&e) }),
     }
+}
+
+/// A source record in the field names of `archive_write` inputs.
+fn record_json(r: &SourceRecord) -> Value {
+    json!({
+        "authority_tier": r.authority_tier, "content": r.content, "message_id": r.message_id, "ordinal": r.ordinal,
+        "principal_id": r.principal_id, "provider": r.provider, "role": r.role, "speaker_display": r.speaker_display,
+        "speaker_id": r.speaker_id, "speaker_kind": r.speaker_kind, "thread_id": r.thread_id,
+        "timestamp": r.timestamp, "trust_state": r.trust_state,
+    })
 }
 
 /// The runtime's provenance record as the vectors spell it.

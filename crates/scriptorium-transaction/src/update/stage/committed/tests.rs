@@ -157,7 +157,9 @@ fn the_stage_normalizes_like_the_whole_tree_and_goes_incremental_once_normal() {
     let b = format!("# B\n{}", raw_paragraph("Dave reviews code", 2));
     write_tree(temp.path(), &[("topics/a.md", a.as_bytes()), ("topics/b.md", b.as_bytes())]);
     let vfs = RealVfs::new(temp.path());
-    let sources = SourceResolver::new(MemorySources::new());
+    // Plain handles must name archived turns: the normalizer refuses dangling ones.
+    let d1: String = (1..10).map(|n| format!("<a id=\"d1-{n}\"></a>\n[2024] user: turn {n} [D1:{n}]\n\n")).collect();
+    let sources = SourceResolver::new(MemorySources::from_iter([("sources/D1.md", format!("# D1\n\n{d1}"))]));
     let options = NormalizeOptions::default();
     let mut cache = CommittedCache::default();
     let edits: [(&str, &str); 4] = [
