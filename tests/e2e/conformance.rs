@@ -59,9 +59,19 @@ fn own_vectors_pass() -> Result<(), Box<dyn std::error::Error>> {
 fn an_undispatchable_function_fails_naming_it() {
     use scriptorium_tests::conformance::{Case, Outcome, run_case};
     let kinds = [
-        "fn_source_location", "fn_speaker_id", "fn_source_metadata", "fn_identity_header", "fn_structured_speaker",
-        "fn_speaker_decode", "fn_topic_syntax", "fn_definition", "fn_temporal", "fn_source_identity",
-        "fn_bm25_tokenize", "fn_path_prefix", "fn_o200k",
+        "fn_source_location",
+        "fn_speaker_id",
+        "fn_source_metadata",
+        "fn_identity_header",
+        "fn_structured_speaker",
+        "fn_speaker_decode",
+        "fn_topic_syntax",
+        "fn_definition",
+        "fn_temporal",
+        "fn_source_identity",
+        "fn_bm25_tokenize",
+        "fn_path_prefix",
+        "fn_o200k",
     ];
     for kind in kinds {
         let case = Case {
