@@ -72,7 +72,13 @@ fn armed(var: &str) -> Option<Armed> {
 /// Count a pass through the point `name` and abort if it is the armed occurrence.
 /// Use the [`crashpoint!`](crate::crashpoint!) macro rather than calling this.
 pub fn hit(name: &'static str) {
-    debug_assert!(POINTS.contains(&name), "crash point `{name}` is missing from POINTS");
+    hit_listed(POINTS, name);
+}
+
+/// [`hit`] for a crash point of a layer above, which keeps its own list of points
+/// (`points`) and shares this mechanism and its environment variable.
+pub fn hit_listed(points: &[&str], name: &'static str) {
+    debug_assert!(points.contains(&name), "crash point `{name}` is missing from its POINTS");
     if let Some(armed) = ARMED.get_or_init(load)
         && armed.name == name
         && armed.hits.fetch_add(1, Ordering::SeqCst) + 1 == armed.nth

@@ -75,7 +75,7 @@ pub use crate::revision::{
     LEGACY_RUNTIME_DIR, RUNTIME_DIR, RUNTIME_STATE_FILE, is_internal_name, is_internal_path, is_revision, revision,
     runtime_dir_name,
 };
-pub use crate::runtime_state::RuntimeState;
+pub use crate::runtime_state::{RuntimeState, WrittenBatch};
 pub use crate::snapshot::{Claim, Snapshot};
 pub use crate::update::{CitationScope, Edit, FileChange, GitMode, UpdateRequest, UpdateResult};
 pub use crate::validate::{TopicCheck, validate_topics};

@@ -10,6 +10,11 @@
 //! Loading never fails: an unreadable file, or one whose members have the wrong types,
 //! loads as the default state; unknown keys (such as the legacy `cursors`) are ignored
 //! and dropped on the next save; a repeated key keeps its last value, as in Python.
+//!
+//! One key is this project's own: `written_batch`, the node ids of the batch the last
+//! writer transaction installed and that are not yet marked in the session store
+//! (docs/durability.md, "Exactly-once writing"). It is written only while set, so a state
+//! without it has the reference's bytes, and the reference ignores it on load.
 
 use std::collections::BTreeMap;
 
@@ -29,6 +34,29 @@ pub struct RuntimeState {
     pub local_tokens: i64,
     /// When the last global organize pass ran (ISO-8601), if ever.
     pub last_global_at: Option<String>,
+    /// The batch the last writer transaction installed whose marking is not yet known to
+    /// be done; the writer runtime sets it inside that transaction and clears it after
+    /// marking.
+    pub written_batch: Option<WrittenBatch>,
+}
+
+/// The node ids of one installed writer batch, recorded in `runtime.json` by the same
+/// install that changed memory, so a crash before the marking can be finished without a
+/// second model call.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct WrittenBatch {
+    /// The session the batch came from.
+    pub session_id: String,
+    /// The node ids to mark, oldest first.
+    pub node_ids: Vec<String>,
+}
+
+impl WrittenBatch {
+    /// A batch record for `session_id` and `node_ids`.
+    pub fn new(session_id: impl Into<String>, node_ids: Vec<String>) -> Self {
+        WrittenBatch { session_id: session_id.into(), node_ids }
+    }
 }
 
 impl RuntimeState {
@@ -117,9 +145,23 @@ impl RuntimeState {
         }
         let last = self.last_global_at.as_deref().map_or_else(|| "null".to_owned(), json_string);
         out.push_str(&format!(
-            ",\n  \"write_commits_since_global\": {},\n  \"local_batches\": {},\n  \"local_tokens\": {},\n  \"last_global_at\": {last}\n}}\n",
+            ",\n  \"write_commits_since_global\": {},\n  \"local_batches\": {},\n  \"local_tokens\": {},\n  \"last_global_at\": {last}",
             self.write_commits_since_global, self.local_batches, self.local_tokens
         ));
+        if let Some(batch) = &self.written_batch {
+            out.push_str(&format!(
+                ",\n  \"written_batch\": {{\n    \"session_id\": {},\n    \"node_ids\": ",
+                json_string(&batch.session_id)
+            ));
+            if batch.node_ids.is_empty() {
+                out.push_str("[]");
+            } else {
+                let ids: Vec<String> = batch.node_ids.iter().map(|id| format!("      {}", json_string(id))).collect();
+                out.push_str(&format!("[\n{}\n    ]", ids.join(",\n")));
+            }
+            out.push_str("\n  }");
+        }
+        out.push_str("\n}\n");
         out.into_bytes()
     }
 }
@@ -155,7 +197,16 @@ fn interpret(members: &Map<String, Value>) -> Option<RuntimeState> {
         local_tokens: counter(members, "local_tokens")?,
         // An old float timestamp is not an error, only unset.
         last_global_at: members.get("last_global_at").and_then(Value::as_str).map(str::to_owned),
+        written_batch: members.get("written_batch").and_then(written_batch),
     })
+}
+
+/// A `written_batch` member; a malformed one reads as absent (nothing owed is known).
+fn written_batch(value: &Value) -> Option<WrittenBatch> {
+    let session_id = value.get("session_id")?.as_str()?.to_owned();
+    let node_ids =
+        value.get("node_ids")?.as_array()?.iter().map(|id| id.as_str().map(str::to_owned)).collect::<Option<_>>()?;
+    Some(WrittenBatch { session_id, node_ids })
 }
 
 #[cfg(test)]

@@ -26,7 +26,7 @@ use crate::error::{Error, ErrorCode};
 use crate::evidence::evidence_records;
 use crate::history::History;
 use crate::journal::Changes;
-use crate::lock::INTERACTIVE_LOCK_TIMEOUT;
+use crate::lock::{INTERACTIVE_LOCK_TIMEOUT, WriteLock};
 use crate::revision::{RUNTIME_STATE_FILE, is_internal_path};
 use crate::runtime_state::RuntimeState;
 use crate::vfs::Vfs;
@@ -61,7 +61,30 @@ impl Workspace {
         cancel: &dyn Fn() -> bool,
     ) -> Result<UpdateResult, Error> {
         let lock = self.lock(INTERACTIVE_LOCK_TIMEOUT)?;
-        self.recover(&lock)?;
+        self.update_locked_cancellable(&lock, request, derive, cancel)
+    }
+
+    /// [`update`](Workspace::update) under a write lock the caller already holds, so a
+    /// caller can keep one lock across several steps (the writer runtime's write pass:
+    /// archive, writer transaction, marking). The lock must be this workspace's
+    /// (`INVALID_ARGUMENT` otherwise) and is still held when this returns.
+    pub fn update_locked(
+        &self,
+        lock: &WriteLock,
+        request: &UpdateRequest,
+        derive: &dyn Derive,
+    ) -> Result<UpdateResult, Error> {
+        self.update_locked_cancellable(lock, request, derive, &|| false)
+    }
+
+    fn update_locked_cancellable(
+        &self,
+        lock: &WriteLock,
+        request: &UpdateRequest,
+        derive: &dyn Derive,
+        cancel: &dyn Fn() -> bool,
+    ) -> Result<UpdateResult, Error> {
+        self.recover(lock)?;
         let current = self.revision()?;
         // No base: the edit is based on what is committed now, read under the lock, so
         // two such edits of different files never see each other as concurrent.
@@ -147,7 +170,7 @@ impl Workspace {
             None => None,
         };
         crate::crashpoint!("history.objects_written");
-        let installed = self.install(&lock, &changes)?;
+        let installed = self.install(lock, &changes)?;
         crate::crashpoint!("history.before_publish");
         let (git_committed, git_commit) = match prepared.map(|commit| commit.publish()).transpose() {
             Ok(id) => (id.is_some(), id),
@@ -161,7 +184,6 @@ impl Workspace {
         let revision = self.revision()?;
         cache.installed(&changes, revision.clone(), &normalized, &new_sources);
         drop(cache);
-        drop(lock);
         derive.installed(&revision);
         Ok(UpdateResult {
             revision,

@@ -103,3 +103,21 @@ fn seeding_ranks_committed_ids_only_when_there_is_no_order_yet() {
     assert_eq!(RuntimeState::seeded(Some(br#"{"creation_order": {"z": 5}}"#), ids), None);
     assert_eq!(RuntimeState::seeded(None, []), None, "nothing to seed writes nothing");
 }
+
+#[test]
+fn a_written_batch_round_trips_and_is_written_only_while_set() {
+    let mut state = RuntimeState { local_batches: 1, ..RuntimeState::default() };
+    let without = state.to_bytes();
+    state.written_batch = Some(WrittenBatch::new("s\"1", vec!["n1".into(), "n/2".into()]));
+    let with = state.to_bytes();
+    let expected_tail = ",\n  \"written_batch\": {\n    \"session_id\": \"s\\\"1\",\n    \"node_ids\": [\n      \"n1\",\n      \"n/2\"\n    ]\n  }\n}\n";
+    assert!(String::from_utf8(with.clone()).expect("utf8").ends_with(expected_tail));
+    assert_eq!(RuntimeState::parse(&with), state);
+    let parsed: serde_json::Value = serde_json::from_slice(&with).expect("valid JSON");
+    assert_eq!(parsed["written_batch"]["node_ids"][1], "n/2");
+    state.written_batch = None;
+    assert_eq!(state.to_bytes(), without);
+    // A malformed record reads as absent; the counters still load.
+    let odd = RuntimeState::parse(br#"{"local_batches": 3, "written_batch": {"session_id": 7, "node_ids": []}}"#);
+    assert_eq!((odd.local_batches, odd.written_batch), (3, None));
+}

@@ -396,3 +396,30 @@ fn sources_changed_in_place_are_found_against_history_and_restored() -> TestResu
     assert_eq!(history.rewritten_sources()?, Vec::new());
     Ok(())
 }
+
+#[test]
+fn update_locked_runs_under_the_callers_lock_and_refuses_another_workspaces() -> TestResult {
+    let (dir, workspace) = base("locked")?;
+    let (_other_dir, other) = base("locked-other")?;
+    let content = "# Tea\n\nCraig drinks sencha.[^e1]\n\n[^e1]: Time: `2024-05-01`; Sources: [c](new-source-a)\n";
+    let fields = json!({
+        "changes": [{"path": "topics/tea.md", "action": "write", "content": content}],
+        "sources": [{"label": "new-source-a", "role": "user", "content": "I drink sencha."}],
+        "provenance": owner(),
+    });
+    let foreign = other.lock(crate::lock::BACKGROUND_LOCK_TIMEOUT)?;
+    let before = files(dir.path())?;
+    let error = workspace.update_locked(&foreign, &request(&workspace, fields.clone())?, &NoDerivedViews);
+    assert_eq!(error.err().map(|e| e.code()), Some(ErrorCode::InvalidArgument));
+    assert_eq!(files(dir.path())?, before);
+    drop(foreign);
+
+    let lock = workspace.lock(crate::lock::BACKGROUND_LOCK_TIMEOUT)?;
+    let result = workspace.update_locked(&lock, &request(&workspace, fields)?, &NoDerivedViews)?;
+    assert!(result.changed_files.contains(&"topics/tea.md".to_owned()));
+    // The lock is still ours: nobody else can take it until we drop it.
+    assert_eq!(workspace.lock(std::time::Duration::ZERO).err().map(|e| e.code()), Some(ErrorCode::ConcurrentUpdate));
+    drop(lock);
+    assert!(workspace.lock(std::time::Duration::ZERO).is_ok());
+    Ok(())
+}
