@@ -50,12 +50,14 @@ pub struct WrittenBatch {
     pub session_id: String,
     /// The node ids to mark, oldest first.
     pub node_ids: Vec<String>,
+    /// The batch's trusted tokens, added to `local_tokens` when the marking completes.
+    pub tokens: i64,
 }
 
 impl WrittenBatch {
     /// A batch record for `session_id` and `node_ids`.
-    pub fn new(session_id: impl Into<String>, node_ids: Vec<String>) -> Self {
-        WrittenBatch { session_id: session_id.into(), node_ids }
+    pub fn new(session_id: impl Into<String>, node_ids: Vec<String>, tokens: i64) -> Self {
+        WrittenBatch { session_id: session_id.into(), node_ids, tokens }
     }
 }
 
@@ -159,7 +161,7 @@ impl RuntimeState {
                 let ids: Vec<String> = batch.node_ids.iter().map(|id| format!("      {}", json_string(id))).collect();
                 out.push_str(&format!("[\n{}\n    ]", ids.join(",\n")));
             }
-            out.push_str("\n  }");
+            out.push_str(&format!(",\n    \"tokens\": {}\n  }}", batch.tokens));
         }
         out.push_str("\n}\n");
         out.into_bytes()
@@ -206,7 +208,8 @@ fn written_batch(value: &Value) -> Option<WrittenBatch> {
     let session_id = value.get("session_id")?.as_str()?.to_owned();
     let node_ids =
         value.get("node_ids")?.as_array()?.iter().map(|id| id.as_str().map(str::to_owned)).collect::<Option<_>>()?;
-    Some(WrittenBatch { session_id, node_ids })
+    let tokens = integer(value.get("tokens")?)?;
+    Some(WrittenBatch { session_id, node_ids, tokens })
 }
 
 #[cfg(test)]

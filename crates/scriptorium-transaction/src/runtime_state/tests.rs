@@ -108,9 +108,9 @@ fn seeding_ranks_committed_ids_only_when_there_is_no_order_yet() {
 fn a_written_batch_round_trips_and_is_written_only_while_set() {
     let mut state = RuntimeState { local_batches: 1, ..RuntimeState::default() };
     let without = state.to_bytes();
-    state.written_batch = Some(WrittenBatch::new("s\"1", vec!["n1".into(), "n/2".into()]));
+    state.written_batch = Some(WrittenBatch::new("s\"1", vec!["n1".into(), "n/2".into()], 40));
     let with = state.to_bytes();
-    let expected_tail = ",\n  \"written_batch\": {\n    \"session_id\": \"s\\\"1\",\n    \"node_ids\": [\n      \"n1\",\n      \"n/2\"\n    ]\n  }\n}\n";
+    let expected_tail = ",\n  \"written_batch\": {\n    \"session_id\": \"s\\\"1\",\n    \"node_ids\": [\n      \"n1\",\n      \"n/2\"\n    ],\n    \"tokens\": 40\n  }\n}\n";
     assert!(String::from_utf8(with.clone()).expect("utf8").ends_with(expected_tail));
     assert_eq!(RuntimeState::parse(&with), state);
     let parsed: serde_json::Value = serde_json::from_slice(&with).expect("valid JSON");
