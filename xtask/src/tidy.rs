@@ -90,6 +90,15 @@ const ALLOWED_EXTERNAL: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        "scriptorium-writer-runtime",
+        &[
+            // The session store: one SQLite file, bundled so a fresh machine needs nothing installed (05-dependencies).
+            "rusqlite",
+            // Node metadata and content parts, writer-status.json, session-end.json and the unpaired quota file.
+            "serde_json",
+        ],
+    ),
+    (
         "scriptorium-cli",
         &[
             // Argument parsing for the `scriptorium` binary (05-dependencies: front-ends).

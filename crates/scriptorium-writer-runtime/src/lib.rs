@@ -1,0 +1,55 @@
+//! Scriptorium's writer runtime: where conversations become memory (spec 02 §2, §3).
+//!
+//! Layer 5: it reads conversations from a [`SessionStore`] (the SQLite [`SqliteStore`]),
+//! turns them into source records, decides when a batch is due, archives it, hands it to
+//! a [`WriterAgent`] through a [`WriterStage`] under the workspace write lock, and marks
+//! the written turns in the store. Failures become a [`WriteFailure`] with a closed
+//! [`MemoryWriteFailureCode`].
+//!
+//! # Architecture invariants
+//!
+//! - Only a batch whose install changed memory files is marked (decision 5).
+//! - A batch is handed to the model at most once: the install that changes memory
+//!   records the batch's node ids, and the next pass finishes the marking from that
+//!   record (docs/durability.md).
+//! - Markers never change a session's `updated_at`.
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::panic, clippy::indexing_slicing))]
+
+mod agent;
+mod batch;
+mod clock;
+mod error;
+mod failure;
+mod pass;
+mod records;
+mod status;
+mod store;
+
+/// Named crash points of the write pass, for the child-process crash tests.
+#[doc(hidden)]
+pub mod crashpoint;
+
+pub use crate::agent::{
+    AgentError, AgentErrorKind, ProviderReason, StageKind, Usage, WriterAgent, WriterReport, WriterStage, WriterTask,
+};
+pub use crate::batch::{
+    DEFAULT_TRIGGER_TOKENS, IDLE_ALLOWANCE_SECONDS, MARKER_KEY, first_batch, marked_ids, tokens, trigger_tokens,
+    unforced_gate, unwritten,
+};
+pub use crate::clock::{Clock, SystemClock, iso8601, iso8601_utc, parse_iso8601};
+pub use crate::error::{Error, ErrorCode};
+pub use crate::failure::{MemoryWriteFailureCode, PassError, WriteFailure, classify};
+pub use crate::pass::{
+    GLOBAL_ORGANIZE_SECONDS, LOCAL_ORGANIZE_BATCHES, LOCAL_ORGANIZE_TOKENS, ORGANIZE_MESSAGE, Runtime, RuntimeConfig,
+    WRITE_MESSAGE,
+};
+pub use crate::records::{AUTHORITY_SCHEMA_KEY, PROVIDER, Record, RecordError, records};
+pub use crate::status::{
+    LastFailure, STATUS_FILE, STATUS_VERSION, WriterStatus, read_status, record_failure, record_success,
+};
+pub use crate::store::{
+    APPLICATION_ID, BranchTip, Content, Message, MetadataPatches, SCHEMA_VERSION, SESSIONS_FILE, SessionInfo,
+    SessionStore, SqliteStore, Timestamp,
+};

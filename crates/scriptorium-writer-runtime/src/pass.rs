@@ -1,0 +1,415 @@
+//! The write hook (spec 02 §2.5, §2.6), one write pass (§2.7) under the lock wait policy
+//! (§2.8), the written markers (§3), and exactly-once completion of a batch whose marking
+//! a crash interrupted (docs/durability.md).
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use scriptorium_archive_format::{SourceRecord, plan_append, render_observed_batch};
+use scriptorium_derived_views::DerivedViews;
+use scriptorium_transaction::{
+    BACKGROUND_LOCK_TIMEOUT, Changes, Error as TxError, ErrorCode as TxCode, RuntimeState, Vfs, Workspace, WriteLock,
+    WrittenBatch,
+};
+use serde_json::{Map, Value};
+
+use crate::agent::{StageKind, WriterAgent, WriterStage, WriterTask};
+use crate::batch::{MARKER_KEY, first_batch, marked_ids, tokens, unforced_gate, unwritten};
+use crate::clock::{Clock, iso8601_utc, parse_iso8601};
+use crate::crashpoint::hit;
+use crate::failure::{MemoryWriteFailureCode as Code, PassError, WriteFailure, classify};
+use crate::records::{Record, records};
+use crate::status;
+use crate::store::{Message, MetadataPatches, SessionStore};
+
+/// The commit message of a batch write (spec 01 §1.5).
+pub const WRITE_MESSAGE: &str = "memory: incremental transaction";
+
+/// The commit message of an organize pass.
+pub const ORGANIZE_MESSAGE: &str = "memory: reorganize topics";
+
+/// Local organize after this many batches (spec 02 §11).
+pub const LOCAL_ORGANIZE_BATCHES: i64 = 5;
+
+/// Local organize after this many tokens.
+pub const LOCAL_ORGANIZE_TOKENS: i64 = 40_000;
+
+/// Global organize at most once per this many seconds.
+pub const GLOBAL_ORGANIZE_SECONDS: f64 = 24.0 * 3600.0;
+
+/// How many sessions one page of a listing holds.
+pub(crate) const SESSION_PAGE: usize = 500;
+
+/// The runtime's settings (spec 02 §11).
+#[derive(Clone, Debug)]
+pub struct RuntimeConfig {
+    /// `memory.writer.enabled`.
+    pub enabled: bool,
+    /// `memory.writer.trigger_tokens`, already checked ([`crate::trigger_tokens`]).
+    pub trigger_tokens: usize,
+    /// The offset (seconds east of UTC) record timestamps are written at.
+    pub utc_offset_seconds: i32,
+    /// How long a write pass waits for the workspace write lock (spec 02 §2.8: 1 s).
+    pub lock_timeout: Duration,
+}
+
+impl Default for RuntimeConfig {
+    fn default() -> Self {
+        RuntimeConfig {
+            enabled: true,
+            trigger_tokens: crate::batch::DEFAULT_TRIGGER_TOKENS,
+            utc_offset_seconds: 0,
+            lock_timeout: BACKGROUND_LOCK_TIMEOUT,
+        }
+    }
+}
+
+/// The writer runtime of one workspace: its session store, writer agent and clock.
+pub struct Runtime {
+    workspace: Workspace,
+    store: Arc<dyn SessionStore>,
+    agent: Arc<dyn WriterAgent>,
+    clock: Arc<dyn Clock>,
+    config: RuntimeConfig,
+    views: DerivedViews,
+}
+
+impl std::fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runtime").field("root", &self.workspace.root()).field("config", &self.config).finish()
+    }
+}
+
+impl Runtime {
+    /// A runtime over an open workspace.
+    pub fn new(
+        workspace: Workspace,
+        store: Arc<dyn SessionStore>,
+        agent: Arc<dyn WriterAgent>,
+        clock: Arc<dyn Clock>,
+        config: RuntimeConfig,
+    ) -> Self {
+        Runtime { workspace, store, agent, clock, config, views: DerivedViews::default() }
+    }
+
+    /// The workspace.
+    pub fn workspace(&self) -> &Workspace {
+        &self.workspace
+    }
+
+    /// The session store.
+    pub fn store(&self) -> &dyn SessionStore {
+        &*self.store
+    }
+
+    /// The clock.
+    pub fn clock(&self) -> &dyn Clock {
+        &*self.clock
+    }
+
+    /// The backend's write hook (spec 02 §2.5): run [`Runtime::write`], classify what it
+    /// raises, and record a failure in writer status. `None` means nothing is owed.
+    pub fn hook(&self, session_id: &str, messages: Option<&[Message]>, force: bool) -> Option<WriteFailure> {
+        let failure = match self.write(session_id, messages, force) {
+            Ok(None) => return None,
+            Ok(Some(failure)) => failure,
+            Err(error) => classify(&error),
+        };
+        // Best effort: a status that cannot be written never changes the result.
+        let _ = status::record_failure(&self.workspace, self.clock.now(), failure.reason_code, failure.retryable);
+        Some(failure)
+    }
+
+    /// `writing.write` (spec 02 §2.6): unforced, one pass over the head branch if due;
+    /// forced, the head branch to its last turn, then every other live tip in
+    /// threshold-sized batches.
+    pub fn write(
+        &self,
+        session_id: &str,
+        messages: Option<&[Message]>,
+        force: bool,
+    ) -> Result<Option<WriteFailure>, PassError> {
+        if !self.config.enabled {
+            return Ok(None);
+        }
+        if session_id.is_empty() {
+            return Ok(Some(WriteFailure::new(Code::MissingSessionId, false, "no session id")));
+        }
+        if !force {
+            let rows = match messages {
+                Some(rows) => rows.to_vec(),
+                None => self.store.get_branch(session_id, None)?,
+            };
+            self.write_session(session_id, &rows, false)?;
+            return Ok(None);
+        }
+        let mut branches: Vec<(Option<String>, Vec<Message>)> = Vec::new();
+        let head = self.store.get_session(session_id)?.and_then(|session| session.head_id);
+        if let Some(head) = &head {
+            branches.push((Some(head.clone()), Vec::new()));
+        }
+        for tip in self.store.list_branches(session_id)? {
+            if !tip.archived && head.as_deref() != Some(tip.head_msg_id.as_str()) {
+                branches.push((Some(tip.head_msg_id), Vec::new()));
+            }
+        }
+        if branches.is_empty()
+            && let Some(rows) = messages
+        {
+            branches.push((None, rows.to_vec()));
+        }
+        for (index, (head, given)) in branches.into_iter().enumerate() {
+            let mut rows = match &head {
+                Some(head) => self.store.get_branch(session_id, Some(head))?,
+                None => given,
+            };
+            loop {
+                let records = records(session_id, &rows, self.config.utc_offset_seconds)?;
+                let marked = marked_ids(&rows, self.workspace.workspace_id());
+                let pending = unwritten(&records, &marked);
+                if pending.is_empty() {
+                    break;
+                }
+                if index > 0 && tokens(pending) < self.config.trigger_tokens {
+                    // An abandoned short branch waits for a later forced pass.
+                    break;
+                }
+                if !self.write_session(session_id, &rows, index == 0)? {
+                    return Ok(Some(WriteFailure::new(Code::WriterNoProgress, false, "the writer recorded nothing")));
+                }
+                let Some(head) = &head else {
+                    return Ok(Some(WriteFailure::new(
+                        Code::SessionNodesUnavailable,
+                        false,
+                        "the session store lacks the written nodes",
+                    )));
+                };
+                rows = self.store.get_branch(session_id, Some(head))?;
+            }
+        }
+        Ok(None)
+    }
+
+    /// One write pass over `rows` (spec 02 §2.7): the first batch of the unmarked suffix,
+    /// under the write lock. `true` when a batch was handed off and marked.
+    pub fn write_session(&self, session_id: &str, rows: &[Message], force: bool) -> Result<bool, PassError> {
+        let all = records(session_id, rows, self.config.utc_offset_seconds)?;
+        if all.is_empty() {
+            return Ok(false);
+        }
+        let mut marked = marked_ids(rows, self.workspace.workspace_id());
+        if unwritten(&all, &marked).is_empty() {
+            return Ok(false);
+        }
+        let lock = self.workspace.lock(self.config.lock_timeout)?;
+        // A batch a crash left installed but unmarked is finished first, without the model.
+        let finished = self.finish_recorded_batch(&lock)?;
+        if let Some(batch) = finished.as_ref().filter(|batch| batch.session_id == session_id) {
+            marked.extend(batch.node_ids.iter().map(String::as_str));
+        }
+        let pending = unwritten(&all, &marked);
+        if pending.is_empty() {
+            return Ok(finished.is_some());
+        }
+        let batch = first_batch(pending, self.config.trigger_tokens);
+        let wrote = self.process(&lock, session_id, batch, force)?;
+        drop(lock);
+        if wrote {
+            let _ = status::record_success(&self.workspace, self.clock.now());
+        }
+        Ok(wrote)
+    }
+
+    fn process(&self, lock: &WriteLock, session_id: &str, batch: &[Record], force: bool) -> Result<bool, PassError> {
+        let now = self.clock.now();
+        if !force && !unforced_gate(batch, self.config.trigger_tokens, now) {
+            return Ok(false);
+        }
+        let (trusted, pending): (Vec<&Record>, Vec<&Record>) = batch.iter().partition(|record| record.is_trusted());
+        let trusted_tokens =
+            i64::try_from(trusted.iter().map(|record| record.tokens).sum::<usize>()).unwrap_or(i64::MAX);
+        let node_ids: Vec<String> = batch.iter().map(|record| record.node_id().to_owned()).collect();
+        if !trusted.is_empty() {
+            self.archive(lock, &trusted)?;
+            hit("writer.archived");
+            let trusted_records: Vec<Record> = trusted.iter().map(|record| (*record).clone()).collect();
+            let sources: Vec<SourceRecord> = trusted_records.iter().map(|record| record.source.clone()).collect();
+            let allowed: BTreeSet<String> = sources.iter().map(SourceRecord::source_id).collect();
+            let record = WrittenBatch::new(session_id, node_ids.clone(), trusted_tokens);
+            let mut stage = WriterStage::new(&self.workspace, lock, &self.views, Some(record), allowed, WRITE_MESSAGE);
+            let task = WriterTask {
+                kind: StageKind::Write,
+                records: &trusted_records,
+                observed: render_observed_batch(&sources),
+            };
+            self.agent.run(&task, &mut stage)?;
+            if stage.changed_files().is_empty() {
+                // Decision 5: only a batch whose install changed memory is marked.
+                return Ok(false);
+            }
+            hit("writer.installed");
+        }
+        if !pending.is_empty() {
+            self.archive(lock, &pending)?;
+        }
+        self.mark(session_id, &node_ids)?;
+        hit("writer.marked");
+        let mut state = self.workspace.runtime_state();
+        if !trusted.is_empty() {
+            count_batch(&mut state, trusted_tokens);
+        }
+        state.written_batch = None;
+        self.save_state(lock, &state)?;
+        hit("writer.counters_saved");
+        if !trusted.is_empty() {
+            self.organize_if_due(lock, now)?;
+        }
+        Ok(true)
+    }
+
+    /// Finish the marking of a batch that the last install recorded (a crash fell between
+    /// the install and the marking, or before the counters): mark its nodes, count it,
+    /// clear the record, all without calling the model. Returns the finished batch.
+    pub fn finish_recorded_batch(&self, lock: &WriteLock) -> Result<Option<WrittenBatch>, PassError> {
+        let mut state = self.workspace.runtime_state();
+        let Some(batch) = state.written_batch.take() else { return Ok(None) };
+        self.mark(&batch.session_id, &batch.node_ids)?;
+        count_batch(&mut state, batch.tokens);
+        self.save_state(lock, &state)?;
+        Ok(Some(batch))
+    }
+
+    fn archive(&self, lock: &WriteLock, records: &[&Record]) -> Result<(), PassError> {
+        let sources: Vec<SourceRecord> = records.iter().map(|record| record.source.clone()).collect();
+        let plan = plan_append(&sources, &self.workspace.archive_tree()).map_err(|error| {
+            TxError::new(TxCode::InvalidArgument, error.message().to_owned())
+                .with_detail("archive_code", error.code().as_str())
+        })?;
+        if plan.is_empty() {
+            return Ok(());
+        }
+        let changes: Changes = plan.files.into_iter().map(|file| (file.path, Some(file.bytes))).collect();
+        self.workspace.install(lock, &changes)?;
+        Ok(())
+    }
+
+    fn mark(&self, session_id: &str, node_ids: &[String]) -> Result<(), PassError> {
+        let mut marker = Map::new();
+        marker.insert(MARKER_KEY.to_owned(), Value::String(self.workspace.workspace_id().to_owned()));
+        let patches: MetadataPatches = node_ids.iter().map(|id| (id.clone(), marker.clone())).collect();
+        self.store.merge_node_metadata_batch(session_id, &patches)?;
+        Ok(())
+    }
+
+    fn save_state(&self, lock: &WriteLock, state: &RuntimeState) -> Result<(), PassError> {
+        let path = self.workspace.runtime_state_path();
+        let bytes = state.to_bytes();
+        if self.workspace.vfs().read(Path::new(&path)).ok().as_deref() == Some(bytes.as_slice()) {
+            return Ok(());
+        }
+        let changes: Changes = BTreeMap::from([(path, Some(bytes))]);
+        self.workspace.install(lock, &changes)?;
+        Ok(())
+    }
+
+    /// The local and global organize triggers (spec 02 §2.7).
+    fn organize_if_due(&self, lock: &WriteLock, now: f64) -> Result<(), PassError> {
+        let state = self.workspace.runtime_state();
+        if state.local_batches >= LOCAL_ORGANIZE_BATCHES || state.local_tokens >= LOCAL_ORGANIZE_TOKENS {
+            self.organize(lock)?;
+            let mut state = self.workspace.runtime_state();
+            state.local_batches = 0;
+            state.local_tokens = 0;
+            self.save_state(lock, &state)?;
+        }
+        let state = self.workspace.runtime_state();
+        let global_due = state
+            .last_global_at
+            .as_deref()
+            .and_then(parse_iso8601)
+            .is_none_or(|last| now - last >= GLOBAL_ORGANIZE_SECONDS);
+        if state.write_commits_since_global > 0 && global_due {
+            self.organize(lock)?;
+            let mut state = self.workspace.runtime_state();
+            state.last_global_at = Some(iso8601_utc(now));
+            state.write_commits_since_global = 0;
+            self.save_state(lock, &state)?;
+        }
+        Ok(())
+    }
+
+    /// One organize run over every topic file, under the pass's lock.
+    fn organize(&self, lock: &WriteLock) -> Result<BTreeSet<String>, PassError> {
+        let mut stage = WriterStage::new(&self.workspace, lock, &self.views, None, BTreeSet::new(), ORGANIZE_MESSAGE);
+        let task = WriterTask { kind: StageKind::Organize, records: &[], observed: String::new() };
+        self.agent.run(&task, &mut stage)?;
+        Ok(stage.changed_files().clone())
+    }
+
+    /// `pending_turns` of the writer status (spec 02 §2.11): unmarked records on every
+    /// session's eligible branches, summed; read-only.
+    pub fn pending_turns(&self) -> Result<usize, PassError> {
+        let mut total = 0;
+        for session in self.all_sessions()? {
+            total += self.session_pending(&session.id)?.0;
+        }
+        Ok(total)
+    }
+
+    /// Every session, archived included, paged through the store.
+    pub(crate) fn all_sessions(&self) -> Result<Vec<crate::store::SessionInfo>, PassError> {
+        let mut out = Vec::new();
+        loop {
+            let page = self.store.list_sessions(SESSION_PAGE, out.len(), true)?;
+            let done = page.len() < SESSION_PAGE;
+            out.extend(page);
+            if done {
+                return Ok(out);
+            }
+        }
+    }
+
+    /// One session's pending turns and their tokens (distinct unmarked records on the
+    /// head branch and the live tips, else on all messages).
+    pub fn session_pending(&self, session_id: &str) -> Result<(usize, usize), PassError> {
+        let workspace_id = self.workspace.workspace_id();
+        let messages = self.store.get_messages(session_id)?;
+        let marked: HashSet<&str> = marked_ids(&messages, workspace_id);
+        let mut heads: Vec<String> = Vec::new();
+        if let Some(head) = self.store.get_session(session_id)?.and_then(|session| session.head_id) {
+            heads.push(head);
+        }
+        for tip in self.store.list_branches(session_id)? {
+            if !tip.archived && !heads.contains(&tip.head_msg_id) {
+                heads.push(tip.head_msg_id);
+            }
+        }
+        let mut seen = HashSet::new();
+        let (mut turns, mut sum) = (0, 0);
+        let mut count = |found: Vec<Record>| {
+            for record in found {
+                if !marked.contains(record.node_id()) && seen.insert(record.node_id().to_owned()) {
+                    turns += 1;
+                    sum += record.tokens;
+                }
+            }
+        };
+        if heads.is_empty() {
+            count(records(session_id, &messages, self.config.utc_offset_seconds)?);
+        }
+        for head in &heads {
+            let rows = self.store.get_branch(session_id, Some(head))?;
+            count(records(session_id, &rows, self.config.utc_offset_seconds)?);
+        }
+        Ok((turns, sum))
+    }
+}
+
+/// Count one written batch: `local_batches`, `local_tokens`, `write_commits_since_global`.
+fn count_batch(state: &mut RuntimeState, trusted_tokens: i64) {
+    state.local_batches = state.local_batches.saturating_add(1);
+    state.local_tokens = state.local_tokens.saturating_add(trusted_tokens);
+    state.write_commits_since_global = state.write_commits_since_global.saturating_add(1);
+}

@@ -1,0 +1,476 @@
+//! [`SqliteStore`]: the session store as one SQLite file (`sessions.sqlite3`, WAL), the
+//! project's own format with an application id and a schema version (decision "session
+//! store").
+//!
+//! Schema (version 1), sized for a million nodes:
+//! - `sessions(sid, id UNIQUE, head, created_at, updated_at, archived)`;
+//! - `nodes(nid, sid, id, predecessor, pred, role, content_kind, content, timestamp,
+//!   rewound, metadata)` with `UNIQUE(sid, id)`; `pred` is the predecessor's `nid`, so a
+//!   branch walk is one integer-key lookup per node (a recursive CTE inside SQLite), and
+//!   the index on `(sid, predecessor)` finds the children of a node that arrives after
+//!   them;
+//! - `tips(sid, head, archived)`: the branch tips, kept by every append.
+//!
+//! A file with another application id, or with tables but no version, is foreign; a file
+//! SQLite cannot read or whose quick check fails is corrupt; both are errors and the file
+//! is never modified. A newer version is refused; an older one is migrated in one
+//! transaction.
+
+use std::path::Path;
+use std::sync::Mutex;
+
+use rusqlite::types::{Value as SqlValue, ValueRef};
+use rusqlite::{Connection, ErrorCode as SqlCode, OpenFlags, OptionalExtension, params};
+use serde_json::{Map, Value};
+
+use crate::error::{Error, ErrorCode};
+use crate::store::{BranchTip, Content, Message, MetadataPatches, SessionInfo, SessionStore, Timestamp};
+
+/// The file name of the session store in the state directory.
+pub const SESSIONS_FILE: &str = "sessions.sqlite3";
+
+/// `PRAGMA application_id` of every Scriptorium session store: ASCII `SCSS`.
+pub const APPLICATION_ID: i32 = 0x5343_5353;
+
+/// The schema version this build writes (`PRAGMA user_version`).
+pub const SCHEMA_VERSION: i32 = 1;
+
+/// The steps from each version to the next; step `i` brings version `i` to `i + 1`.
+const MIGRATIONS: &[&str] = &["
+    CREATE TABLE sessions(
+        sid INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        head INTEGER,
+        created_at REAL NOT NULL,
+        updated_at REAL NOT NULL,
+        archived INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE TABLE nodes(
+        nid INTEGER PRIMARY KEY,
+        sid INTEGER NOT NULL REFERENCES sessions(sid),
+        id TEXT NOT NULL,
+        predecessor TEXT,
+        pred INTEGER,
+        role TEXT NOT NULL,
+        content_kind INTEGER NOT NULL,
+        content TEXT NOT NULL,
+        timestamp,
+        rewound INTEGER NOT NULL DEFAULT 0,
+        metadata TEXT NOT NULL DEFAULT '{}',
+        UNIQUE(sid, id)
+    );
+    CREATE INDEX nodes_by_predecessor ON nodes(sid, predecessor);
+    CREATE TABLE tips(
+        sid INTEGER NOT NULL,
+        head INTEGER NOT NULL,
+        archived INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY(sid, head)
+    ) WITHOUT ROWID;
+"];
+
+/// Content kinds in the `content_kind` column.
+const KIND_TEXT: i64 = 0;
+const KIND_JSON: i64 = 1;
+
+/// The columns of a node row, in the order [`message_from_row`] reads them.
+const NODE_COLUMNS: &str = "n.id, n.predecessor, n.role, n.content_kind, n.content, n.timestamp, n.metadata";
+
+/// The durable session store on SQLite.
+#[derive(Debug)]
+pub struct SqliteStore {
+    connection: Mutex<Connection>,
+}
+
+impl SqliteStore {
+    /// Open the store at `path`, creating it (and the schema) if the file is missing or
+    /// empty; refuse a corrupt, foreign or newer file without changing it.
+    pub fn open(path: &Path) -> Result<SqliteStore, Error> {
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let connection = Connection::open_with_flags(path, flags).map_err(sql_error)?;
+        connection.busy_timeout(std::time::Duration::from_secs(5)).map_err(sql_error)?;
+        let application_id: i32 =
+            connection.query_row("PRAGMA application_id", [], |row| row.get(0)).map_err(sql_error)?;
+        let version: i32 = connection.query_row("PRAGMA user_version", [], |row| row.get(0)).map_err(sql_error)?;
+        let tables: i64 =
+            connection.query_row("SELECT count(*) FROM sqlite_master", [], |row| row.get(0)).map_err(sql_error)?;
+        let fresh = application_id == 0 && version == 0 && tables == 0;
+        if !fresh && application_id != APPLICATION_ID {
+            return Err(Error::new(ErrorCode::SessionStoreForeign, "the file is a SQLite database of another program"));
+        }
+        if version > SCHEMA_VERSION {
+            return Err(Error::new(
+                ErrorCode::SessionStoreTooNew,
+                format!("session store schema {version} is newer than {SCHEMA_VERSION}"),
+            ));
+        }
+        if !fresh {
+            let check: String = connection.query_row("PRAGMA quick_check", [], |row| row.get(0)).map_err(sql_error)?;
+            if check != "ok" {
+                return Err(Error::new(ErrorCode::SessionStoreCorrupt, "the session store fails its integrity check"));
+            }
+        }
+        // WAL: readers never block the writer; FULL: a committed mark survives power loss,
+        // which exactly-once writing relies on (docs/durability.md).
+        let mode: String = connection.query_row("PRAGMA journal_mode=WAL", [], |row| row.get(0)).map_err(sql_error)?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(Error::new(
+                ErrorCode::SessionStoreIo,
+                format!("the session store cannot use WAL (journal mode {mode})"),
+            ));
+        }
+        connection.execute_batch("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;").map_err(sql_error)?;
+        migrate(&connection, version)?;
+        Ok(SqliteStore { connection: Mutex::new(connection) })
+    }
+
+    fn connection(&self) -> std::sync::MutexGuard<'_, Connection> {
+        // A panic while holding the lock cannot leave SQLite half-written (its own
+        // transaction rolls back), so a poisoned mutex is still usable.
+        self.connection.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Append `messages` to `session_id` (created if new) in one transaction, idempotent
+    /// by node id: a node already stored is left as it is. Each new node becomes a branch
+    /// tip in place of its predecessor and the session head; when at least one node is
+    /// new, `updated_at` becomes `now`. Returns how many nodes were new.
+    pub fn append(&self, session_id: &str, messages: &[Message], now: f64) -> Result<usize, Error> {
+        if session_id.is_empty() {
+            return Err(Error::new(ErrorCode::InvalidNode, "a session id must not be empty"));
+        }
+        let mut connection = self.connection();
+        let tx = connection.transaction().map_err(sql_error)?;
+        tx.execute(
+            "INSERT OR IGNORE INTO sessions(id, created_at, updated_at) VALUES (?1, ?2, ?2)",
+            params![session_id, now],
+        )
+        .map_err(sql_error)?;
+        let sid: i64 = tx
+            .query_row("SELECT sid FROM sessions WHERE id = ?1", [session_id], |row| row.get(0))
+            .map_err(sql_error)?;
+        let mut added = 0;
+        let mut head = None;
+        {
+            let mut find = tx.prepare_cached("SELECT nid FROM nodes WHERE sid = ?1 AND id = ?2").map_err(sql_error)?;
+            let mut insert = tx
+                .prepare_cached(
+                    "INSERT INTO nodes(sid, id, predecessor, pred, role, content_kind, content, timestamp, metadata)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                )
+                .map_err(sql_error)?;
+            let mut adopt = tx
+                .prepare_cached("UPDATE nodes SET pred = ?1 WHERE sid = ?2 AND predecessor = ?3 AND pred IS NULL")
+                .map_err(sql_error)?;
+            let mut untip = tx.prepare_cached("DELETE FROM tips WHERE sid = ?1 AND head = ?2").map_err(sql_error)?;
+            let mut tip =
+                tx.prepare_cached("INSERT OR IGNORE INTO tips(sid, head) VALUES (?1, ?2)").map_err(sql_error)?;
+            let mut has_child =
+                tx.prepare_cached("SELECT 1 FROM nodes WHERE sid = ?1 AND pred = ?2 LIMIT 1").map_err(sql_error)?;
+            for message in messages {
+                if message.id.is_empty() {
+                    return Err(Error::new(ErrorCode::InvalidNode, "a node id must not be empty"));
+                }
+                if message.predecessor.as_deref() == Some(message.id.as_str()) {
+                    return Err(Error::new(ErrorCode::InvalidNode, "a node cannot be its own predecessor"));
+                }
+                if find
+                    .query_row(params![sid, message.id], |row| row.get::<_, i64>(0))
+                    .optional()
+                    .map_err(sql_error)?
+                    .is_some()
+                {
+                    continue;
+                }
+                let pred: Option<i64> = match &message.predecessor {
+                    Some(id) => find.query_row(params![sid, id], |row| row.get(0)).optional().map_err(sql_error)?,
+                    None => None,
+                };
+                let (kind, content) = encode_content(&message.content);
+                let metadata = Value::Object(message.metadata.clone()).to_string();
+                insert
+                    .execute(params![
+                        sid,
+                        message.id,
+                        message.predecessor,
+                        pred,
+                        message.role,
+                        kind,
+                        content,
+                        encode_timestamp(&message.timestamp),
+                        metadata
+                    ])
+                    .map_err(sql_error)?;
+                let nid = tx.last_insert_rowid();
+                // Children stored before their predecessor now hang from it.
+                adopt.execute(params![nid, sid, message.id]).map_err(sql_error)?;
+                if let Some(pred) = pred {
+                    untip.execute(params![sid, pred]).map_err(sql_error)?;
+                }
+                if !has_child.exists(params![sid, nid]).map_err(sql_error)? {
+                    tip.execute(params![sid, nid]).map_err(sql_error)?;
+                }
+                head = Some(nid);
+                added += 1;
+            }
+        }
+        if let Some(head) = head {
+            tx.execute("UPDATE sessions SET head = ?1, updated_at = ?2 WHERE sid = ?3", params![head, now, sid])
+                .map_err(sql_error)?;
+        }
+        tx.commit().map_err(sql_error)?;
+        Ok(added)
+    }
+
+    /// Move the session head to node `head_id` (a user switching branches).
+    pub fn set_head(&self, session_id: &str, head_id: &str) -> Result<(), Error> {
+        let connection = self.connection();
+        let changed = connection
+            .execute(
+                "UPDATE sessions SET head = (SELECT n.nid FROM nodes n WHERE n.sid = sessions.sid AND n.id = ?2)
+                 WHERE id = ?1 AND EXISTS (SELECT 1 FROM nodes n WHERE n.sid = sessions.sid AND n.id = ?2)",
+                params![session_id, head_id],
+            )
+            .map_err(sql_error)?;
+        if changed == 0 {
+            return Err(Error::new(ErrorCode::InvalidNode, "no such node in the session"));
+        }
+        Ok(())
+    }
+
+    /// Archive (or revive) the branch ending at `head_id`.
+    pub fn set_branch_archived(&self, session_id: &str, head_id: &str, archived: bool) -> Result<(), Error> {
+        let connection = self.connection();
+        connection
+            .execute(
+                "UPDATE tips SET archived = ?3 WHERE sid = (SELECT sid FROM sessions WHERE id = ?1)
+                 AND head = (SELECT nid FROM nodes WHERE id = ?2 AND sid = tips.sid)",
+                params![session_id, head_id, archived],
+            )
+            .map_err(sql_error)?;
+        Ok(())
+    }
+
+    /// Mark nodes as rewound: they disappear from branches and listings.
+    pub fn rewind(&self, session_id: &str, node_ids: &[&str]) -> Result<(), Error> {
+        let mut connection = self.connection();
+        let tx = connection.transaction().map_err(sql_error)?;
+        for id in node_ids {
+            tx.execute(
+                "UPDATE nodes SET rewound = 1 WHERE sid = (SELECT sid FROM sessions WHERE id = ?1) AND id = ?2",
+                params![session_id, id],
+            )
+            .map_err(sql_error)?;
+        }
+        tx.commit().map_err(sql_error)
+    }
+
+    fn session_row(connection: &Connection, session_id: &str) -> Result<Option<(i64, Option<i64>)>, Error> {
+        connection
+            .query_row("SELECT sid, head FROM sessions WHERE id = ?1", [session_id], |row| {
+                Ok((row.get(0)?, row.get(1)?))
+            })
+            .optional()
+            .map_err(sql_error)
+    }
+}
+
+impl SessionStore for SqliteStore {
+    fn get_branch(&self, session_id: &str, head_id: Option<&str>) -> Result<Vec<Message>, Error> {
+        let connection = self.connection();
+        let Some((sid, session_head)) = Self::session_row(&connection, session_id)? else { return Ok(Vec::new()) };
+        let head = match head_id {
+            Some(id) => connection
+                .query_row("SELECT nid FROM nodes WHERE sid = ?1 AND id = ?2", params![sid, id], |row| row.get(0))
+                .optional()
+                .map_err(sql_error)?,
+            None => session_head,
+        };
+        let Some(head) = head else { return Ok(Vec::new()) };
+        let nodes: i64 = connection
+            .query_row("SELECT count(*) FROM nodes WHERE sid = ?1", [sid], |row| row.get(0))
+            .map_err(sql_error)?;
+        // The walk stops after as many steps as the session has nodes, so a predecessor
+        // cycle (a damaged file) ends instead of looping; it is then reported.
+        let mut statement = connection
+            .prepare_cached(&format!(
+                "WITH RECURSIVE chain(nid, depth) AS (
+                     SELECT ?1, 0
+                     UNION ALL
+                     SELECT n.pred, chain.depth + 1 FROM nodes n JOIN chain ON n.nid = chain.nid
+                     WHERE n.pred IS NOT NULL AND chain.depth <= ?2
+                 )
+                 SELECT {NODE_COLUMNS}, n.rewound, chain.depth FROM chain JOIN nodes n ON n.nid = chain.nid
+                 ORDER BY chain.depth DESC"
+            ))
+            .map_err(sql_error)?;
+        let mut rows = statement.query(params![head, nodes]).map_err(sql_error)?;
+        let mut out = Vec::new();
+        while let Some(row) = rows.next().map_err(sql_error)? {
+            let depth: i64 = row.get(8).map_err(sql_error)?;
+            if depth > nodes {
+                return Err(Error::new(ErrorCode::SessionStoreCorrupt, "a predecessor cycle in the session store"));
+            }
+            let rewound: bool = row.get(7).map_err(sql_error)?;
+            let message = message_from_row(row)?;
+            if !rewound && message.role != ROOT_ROLE {
+                out.push(message);
+            }
+        }
+        Ok(out)
+    }
+
+    fn get_session(&self, session_id: &str) -> Result<Option<SessionInfo>, Error> {
+        let connection = self.connection();
+        connection
+            .query_row(
+                "SELECT s.id, (SELECT id FROM nodes WHERE nid = s.head), s.updated_at, s.archived FROM sessions s WHERE s.id = ?1",
+                [session_id],
+                session_from_row,
+            )
+            .optional()
+            .map_err(sql_error)
+    }
+
+    fn list_branches(&self, session_id: &str) -> Result<Vec<BranchTip>, Error> {
+        let connection = self.connection();
+        let mut statement = connection
+            .prepare_cached(
+                "SELECT n.id, t.archived FROM tips t JOIN nodes n ON n.nid = t.head
+                 WHERE t.sid = (SELECT sid FROM sessions WHERE id = ?1) AND n.rewound = 0 ORDER BY t.head",
+            )
+            .map_err(sql_error)?;
+        let rows = statement
+            .query_map([session_id], |row| Ok(BranchTip { head_msg_id: row.get(0)?, archived: row.get(1)? }))
+            .map_err(sql_error)?;
+        rows.collect::<Result<_, _>>().map_err(sql_error)
+    }
+
+    fn get_messages(&self, session_id: &str) -> Result<Vec<Message>, Error> {
+        let connection = self.connection();
+        let mut statement = connection
+            .prepare_cached(&format!(
+                "SELECT {NODE_COLUMNS} FROM nodes n WHERE n.sid = (SELECT sid FROM sessions WHERE id = ?1)
+                 AND n.rewound = 0 AND n.role != '{ROOT_ROLE}' ORDER BY n.nid"
+            ))
+            .map_err(sql_error)?;
+        let mut rows = statement.query([session_id]).map_err(sql_error)?;
+        let mut out = Vec::new();
+        while let Some(row) = rows.next().map_err(sql_error)? {
+            out.push(message_from_row(row)?);
+        }
+        Ok(out)
+    }
+
+    fn list_sessions(&self, limit: usize, offset: usize, include_archived: bool) -> Result<Vec<SessionInfo>, Error> {
+        let connection = self.connection();
+        let mut statement = connection
+            .prepare_cached(
+                "SELECT s.id, (SELECT id FROM nodes WHERE nid = s.head), s.updated_at, s.archived FROM sessions s
+                 WHERE ?1 OR s.archived = 0 ORDER BY s.id LIMIT ?2 OFFSET ?3",
+            )
+            .map_err(sql_error)?;
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let offset = i64::try_from(offset).unwrap_or(i64::MAX);
+        let rows =
+            statement.query_map(params![include_archived, limit, offset], session_from_row).map_err(sql_error)?;
+        rows.collect::<Result<_, _>>().map_err(sql_error)
+    }
+
+    fn merge_node_metadata_batch(&self, session_id: &str, patches: &MetadataPatches) -> Result<(), Error> {
+        let mut connection = self.connection();
+        let tx = connection.transaction().map_err(sql_error)?;
+        {
+            let Some((sid, _)) = Self::session_row(&tx, session_id)? else { return Ok(()) };
+            // json_patch is RFC 7396: keys merge, a null removes; `sessions` is not touched,
+            // so `updated_at` stays where the last append put it.
+            let mut merge = tx
+                .prepare_cached("UPDATE nodes SET metadata = json_patch(metadata, ?1) WHERE sid = ?2 AND id = ?3")
+                .map_err(sql_error)?;
+            for (id, patch) in patches {
+                merge.execute(params![Value::Object(patch.clone()).to_string(), sid, id]).map_err(sql_error)?;
+            }
+        }
+        tx.commit().map_err(sql_error)
+    }
+}
+
+/// The role of the session's synthetic root node, which no branch includes.
+const ROOT_ROLE: &str = "root";
+
+fn migrate(connection: &Connection, from: i32) -> Result<(), Error> {
+    if from == SCHEMA_VERSION {
+        return Ok(());
+    }
+    let steps = MIGRATIONS.get(usize::try_from(from).unwrap_or(0)..).unwrap_or_default();
+    let mut script = String::from("BEGIN IMMEDIATE;");
+    for step in steps {
+        script.push_str(step);
+    }
+    script.push_str(&format!(
+        "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
+    ));
+    connection.execute_batch(&script).map_err(|error| {
+        let _ = connection.execute_batch("ROLLBACK");
+        sql_error(error)
+    })
+}
+
+fn encode_content(content: &Content) -> (i64, String) {
+    match content {
+        Content::Text(text) => (KIND_TEXT, text.clone()),
+        Content::Parts(parts) => (KIND_JSON, Value::Array(parts.clone()).to_string()),
+        Content::Other(value) => (KIND_JSON, value.to_string()),
+    }
+}
+
+fn encode_timestamp(timestamp: &Timestamp) -> SqlValue {
+    match timestamp {
+        Timestamp::Unix(seconds) => SqlValue::Real(*seconds),
+        Timestamp::Text(text) => SqlValue::Text(text.clone()),
+        Timestamp::None => SqlValue::Null,
+    }
+}
+
+fn message_from_row(row: &rusqlite::Row<'_>) -> Result<Message, Error> {
+    let kind: i64 = row.get(3).map_err(sql_error)?;
+    let raw: String = row.get(4).map_err(sql_error)?;
+    let content = if kind == KIND_TEXT {
+        Content::Text(raw)
+    } else {
+        match serde_json::from_str(&raw) {
+            Ok(Value::Array(parts)) => Content::Parts(parts),
+            Ok(other) => Content::Other(other),
+            Err(_) => return Err(Error::new(ErrorCode::SessionStoreCorrupt, "a node's content is not JSON")),
+        }
+    };
+    let timestamp = match row.get_ref(5).map_err(sql_error)? {
+        ValueRef::Integer(seconds) => Timestamp::Unix(seconds as f64),
+        ValueRef::Real(seconds) => Timestamp::Unix(seconds),
+        ValueRef::Text(text) => Timestamp::Text(String::from_utf8_lossy(text).into_owned()),
+        ValueRef::Null | ValueRef::Blob(_) => Timestamp::None,
+    };
+    let metadata: String = row.get(6).map_err(sql_error)?;
+    let metadata = match serde_json::from_str(&metadata) {
+        Ok(Value::Object(map)) => map,
+        _ => Map::new(),
+    };
+    Ok(Message {
+        id: row.get(0).map_err(sql_error)?,
+        predecessor: row.get(1).map_err(sql_error)?,
+        role: row.get(2).map_err(sql_error)?,
+        content,
+        timestamp,
+        metadata,
+    })
+}
+
+fn session_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<SessionInfo> {
+    Ok(SessionInfo { id: row.get(0)?, head_id: row.get(1)?, updated_at: row.get(2)?, archived: row.get(3)? })
+}
+
+fn sql_error(error: rusqlite::Error) -> Error {
+    let code = match error.sqlite_error_code() {
+        Some(SqlCode::NotADatabase | SqlCode::DatabaseCorrupt) => ErrorCode::SessionStoreCorrupt,
+        _ => ErrorCode::SessionStoreIo,
+    };
+    Error::new(code, "the session store failed").with_source(error)
+}
