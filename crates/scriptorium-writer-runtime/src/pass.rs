@@ -137,6 +137,11 @@ impl Runtime {
         if session_id.is_empty() {
             return Ok(Some(WriteFailure::new(Code::MissingSessionId, false, "no session id")));
         }
+        if self.workspace.runtime_state().written_batch.is_some() {
+            // A crash left an installed batch unmarked: finish it before reading marks.
+            let lock = self.workspace.lock(self.config.lock_timeout)?;
+            self.finish_recorded_batch(&lock)?;
+        }
         if !force {
             let rows = match messages {
                 Some(rows) => rows.to_vec(),

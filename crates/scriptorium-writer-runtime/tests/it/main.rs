@@ -1,1 +1,9 @@
-//! x
+//! Integration tests of the writer runtime through its public API, on real SQLite files,
+//! real workspaces and real child processes.
+
+mod branches;
+mod crash;
+mod failures;
+mod store;
+mod support;
+mod writing;
