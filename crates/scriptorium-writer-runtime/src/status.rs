@@ -76,22 +76,19 @@ impl WriterStatus {
 
     /// The file's bytes: indent 2 and LF.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let failure = self.last_failure.as_ref().map_or(Value::Null, |failure| {
-            json!({"at": failure.at, "reason_code": failure.reason_code.as_str(), "retryable": failure.retryable})
-        });
         let mut text = String::from("{\n  \"version\": 1,\n  \"last_outcome\": ");
         text.push_str(&self.last_outcome.map_or_else(|| "null".to_owned(), |o| json!(o).to_string()));
         text.push_str(",\n  \"last_success_at\": ");
         text.push_str(&self.last_success_at.as_ref().map_or_else(|| "null".to_owned(), |at| json!(at).to_string()));
         text.push_str(",\n  \"last_failure\": ");
-        match failure {
-            Value::Null => text.push_str("null"),
-            failure => {
-                text.push_str(&format!(
-                    "{{\n    \"at\": {},\n    \"reason_code\": {},\n    \"retryable\": {}\n  }}",
-                    failure["at"], failure["reason_code"], failure["retryable"]
-                ));
-            }
+        match &self.last_failure {
+            None => text.push_str("null"),
+            Some(failure) => text.push_str(&format!(
+                "{{\n    \"at\": {},\n    \"reason_code\": {},\n    \"retryable\": {}\n  }}",
+                json!(failure.at),
+                json!(failure.reason_code.as_str()),
+                failure.retryable
+            )),
         }
         text.push_str("\n}\n");
         text.into_bytes()

@@ -26,7 +26,7 @@ fn an_unforced_write_waits_for_the_threshold_then_writes_the_first_batch_once() 
     let state = fx.runtime.workspace().runtime_state();
     assert_eq!((state.local_batches, state.write_commits_since_global, state.written_batch), (1, 0, None));
     assert!(state.local_tokens >= 8000);
-    assert_eq!(state.last_global_at.is_some(), true, "the first write is followed by a global organize pass");
+    assert!(state.last_global_at.is_some(), "the first write is followed by a global organize pass");
     assert_eq!(fx.writer.organize_runs.load(std::sync::atomic::Ordering::SeqCst), 1);
     let status = read_status(fx.runtime.workspace());
     assert_eq!(status.last_outcome, Some("success"));
