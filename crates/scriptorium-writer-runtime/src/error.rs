@@ -20,6 +20,10 @@ pub enum ErrorCode {
     /// A runtime state file (writer status, watcher state, unpaired quota) could not be
     /// read or written.
     StateIo,
+    /// Another process is scanning for idle sessions (`session-end.lock` is held).
+    ScanBusy,
+    /// `session-end.json` is unreadable or not a JSON object; the scan stops and keeps it.
+    WatcherStateCorrupt,
 }
 
 impl ErrorCode {
@@ -31,6 +35,8 @@ impl ErrorCode {
         Self::SessionStoreIo,
         Self::InvalidNode,
         Self::StateIo,
+        Self::ScanBusy,
+        Self::WatcherStateCorrupt,
     ];
 
     /// The stable string form.
@@ -42,6 +48,8 @@ impl ErrorCode {
             Self::SessionStoreIo => "WRITER_SESSION_STORE_IO",
             Self::InvalidNode => "WRITER_INVALID_NODE",
             Self::StateIo => "WRITER_STATE_IO",
+            Self::ScanBusy => "WRITER_SCAN_BUSY",
+            Self::WatcherStateCorrupt => "WRITER_WATCHER_STATE_CORRUPT",
         }
     }
 }

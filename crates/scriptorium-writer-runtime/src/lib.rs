@@ -26,6 +26,7 @@ mod pass;
 mod records;
 mod status;
 mod store;
+mod watcher;
 
 /// Named crash points of the write pass, for the child-process crash tests.
 #[doc(hidden)]
@@ -42,8 +43,8 @@ pub use crate::clock::{Clock, SystemClock, iso8601, iso8601_utc, parse_iso8601};
 pub use crate::error::{Error, ErrorCode};
 pub use crate::failure::{MemoryWriteFailureCode, PassError, WriteFailure, classify};
 pub use crate::pass::{
-    GLOBAL_ORGANIZE_SECONDS, LOCAL_ORGANIZE_BATCHES, LOCAL_ORGANIZE_TOKENS, ORGANIZE_MESSAGE, Runtime, RuntimeConfig,
-    WRITE_MESSAGE,
+    GLOBAL_ORGANIZE_SECONDS, LOCAL_ORGANIZE_BATCHES, LOCAL_ORGANIZE_TOKENS, ORGANIZE_MESSAGE, ReorganizeReport,
+    ReorganizeStatus, Runtime, RuntimeConfig, WRITE_MESSAGE,
 };
 pub use crate::records::{AUTHORITY_SCHEMA_KEY, PROVIDER, Record, RecordError, records};
 pub use crate::status::{
@@ -52,4 +53,8 @@ pub use crate::status::{
 pub use crate::store::{
     APPLICATION_ID, BranchTip, Content, Message, MetadataPatches, SCHEMA_VERSION, SESSIONS_FILE, SessionInfo,
     SessionStore, SqliteStore, Timestamp,
+};
+pub use crate::watcher::{
+    Background, BackgroundConfig, IDLE_SECONDS, IngestCallback, IngestEvent, NIGHTLY_HOUR, POLL_INTERVAL,
+    SESSION_END_FILE, SESSION_END_LOCK, ScanReport, scan_idle_sessions, seconds_until_hour,
 };

@@ -10,8 +10,8 @@ use std::time::Duration;
 use scriptorium_archive_format::{SourceRecord, plan_append, render_observed_batch};
 use scriptorium_derived_views::DerivedViews;
 use scriptorium_transaction::{
-    BACKGROUND_LOCK_TIMEOUT, Changes, Error as TxError, ErrorCode as TxCode, RuntimeState, Vfs, Workspace, WriteLock,
-    WrittenBatch,
+    BACKGROUND_LOCK_TIMEOUT, Changes, Error as TxError, ErrorCode as TxCode, RuntimeState, STAGED_EDIT_LOCK_TIMEOUT,
+    Vfs, Workspace, WriteLock, WrittenBatch,
 };
 use serde_json::{Map, Value};
 
@@ -353,6 +353,32 @@ impl Runtime {
         Ok(stage.changed_files().clone())
     }
 
+    /// The offset (seconds east of UTC) local times are computed at.
+    pub fn utc_offset_seconds(&self) -> i32 {
+        self.config.utc_offset_seconds
+    }
+
+    /// The nightly reorganize (spec 02 §8.1): one organize run over every topic file
+    /// under the staged-edit lock timeout (5 s).
+    pub fn reorganize(&self) -> Result<ReorganizeReport, PassError> {
+        if !self.config.enabled {
+            return Ok(ReorganizeReport { status: ReorganizeStatus::Disabled, topics: 0, changed_files: Vec::new() });
+        }
+        let topics = count_topics(&self.workspace.root().join("topics"));
+        if topics == 0 {
+            return Ok(ReorganizeReport { status: ReorganizeStatus::Empty, topics, changed_files: Vec::new() });
+        }
+        let lock = match self.workspace.lock(STAGED_EDIT_LOCK_TIMEOUT) {
+            Ok(lock) => lock,
+            Err(error) if error.code() == TxCode::ConcurrentUpdate => {
+                return Ok(ReorganizeReport { status: ReorganizeStatus::Busy, topics, changed_files: Vec::new() });
+            }
+            Err(error) => return Err(error.into()),
+        };
+        let changed = self.organize(&lock)?;
+        Ok(ReorganizeReport { status: ReorganizeStatus::Ok, topics, changed_files: changed.into_iter().collect() })
+    }
+
     /// `pending_turns` of the writer status (spec 02 §2.11): unmarked records on every
     /// session's eligible branches, summed; read-only.
     pub fn pending_turns(&self) -> Result<usize, PassError> {
@@ -410,6 +436,46 @@ impl Runtime {
         }
         Ok((turns, sum))
     }
+}
+
+/// How a reorganize ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReorganizeStatus {
+    /// The writer is disabled.
+    Disabled,
+    /// There are no topic files.
+    Empty,
+    /// The organize run finished (an empty change list: the model chose to do nothing).
+    Ok,
+    /// Another writer held the lock.
+    Busy,
+}
+
+/// The result of [`Runtime::reorganize`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReorganizeReport {
+    /// How it ended.
+    pub status: ReorganizeStatus,
+    /// How many topic files there are.
+    pub topics: usize,
+    /// The topic files the run committed, sorted.
+    pub changed_files: Vec<String>,
+}
+
+/// The `*.md` files under `dir`, recursively.
+fn count_topics(dir: &Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(dir) else { return 0 };
+    entries
+        .filter_map(Result::ok)
+        .map(|entry| {
+            let path = entry.path();
+            match entry.file_type() {
+                Ok(kind) if kind.is_dir() => count_topics(&path),
+                Ok(kind) if kind.is_file() && path.extension().is_some_and(|ext| ext == "md") => 1,
+                _ => 0,
+            }
+        })
+        .sum()
 }
 
 /// Count one written batch: `local_batches`, `local_tokens`, `write_commits_since_global`.

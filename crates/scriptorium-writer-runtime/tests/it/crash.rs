@@ -3,7 +3,7 @@
 //! `SCRIPTORIUM_CRASH_AT`) and check that after a restart the batch is installed and
 //! marked exactly once, its facts in the topics once, without a second model call.
 //!
-//! The children are this test binary run again with `WRITER_IT_CHILD` set, filtered to
+//! The children are this test binary run again with `SCRIPTORIUM_IT_CHILD` set, filtered to
 //! [`child_process`], which plays the role the variable names.
 
 use std::io::{BufRead, BufReader};
@@ -16,8 +16,8 @@ use scriptorium_writer_runtime::crashpoint::POINTS;
 
 use crate::support::{Fixture, Script, T0, TempDir, TestResult, chain, config};
 
-const ROLE: &str = "WRITER_IT_CHILD";
-const DIR: &str = "WRITER_IT_DIR";
+const ROLE: &str = "SCRIPTORIUM_IT_CHILD";
+const DIR: &str = "SCRIPTORIUM_IT_DIR";
 
 fn child(role: &str, dir: &Path, crash_at: Option<&str>) -> std::io::Result<Child> {
     let mut command = Command::new(std::env::current_exe()?);
@@ -60,7 +60,7 @@ pub(crate) fn hold_lock(memory: &Path, hold: Duration) -> Result<LockHolder, Box
     Err("the lock holder ended without taking the lock".into())
 }
 
-/// The child's side: with `WRITER_IT_CHILD` unset this is an ordinary run of the test
+/// The child's side: with `SCRIPTORIUM_IT_CHILD` unset this is an ordinary run of the test
 /// binary and there is no role to play.
 #[test]
 fn child_process() -> TestResult {

@@ -6,4 +6,5 @@ mod crash;
 mod failures;
 mod store;
 mod support;
+mod watcher;
 mod writing;
