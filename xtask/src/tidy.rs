@@ -96,6 +96,8 @@ const ALLOWED_EXTERNAL: &[(&str, &[&str])] = &[
             "rusqlite",
             // Node metadata and content parts, writer-status.json, session-end.json and the unpaired quota file.
             "serde_json",
+            // Unpaired group speech gets its message id from SHA-256 of its identity (spec 02 §2.12).
+            "sha2",
         ],
     ),
     (

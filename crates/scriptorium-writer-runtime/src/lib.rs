@@ -26,6 +26,7 @@ mod pass;
 mod records;
 mod status;
 mod store;
+mod unpaired;
 mod watcher;
 
 /// Named crash points of the write pass, for the child-process crash tests.
@@ -53,6 +54,9 @@ pub use crate::status::{
 pub use crate::store::{
     APPLICATION_ID, BranchTip, Content, Message, MetadataPatches, SCHEMA_VERSION, SESSIONS_FILE, SessionInfo,
     SessionStore, SqliteStore, Timestamp,
+};
+pub use crate::unpaired::{
+    MAX_CHANNEL_BYTES, MAX_IDENTITY_BYTES, MAX_MESSAGE_BYTES, MAX_PER_HOUR, QUOTA_FILE, RESERVE_BYTES, UnpairedMessage,
 };
 pub use crate::watcher::{
     Background, BackgroundConfig, IDLE_SECONDS, IngestCallback, IngestEvent, NIGHTLY_HOUR, POLL_INTERVAL,

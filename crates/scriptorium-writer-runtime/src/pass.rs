@@ -353,6 +353,11 @@ impl Runtime {
         Ok(stage.changed_files().clone())
     }
 
+    /// Whether `memory.writer.enabled` is on.
+    pub fn enabled(&self) -> bool {
+        self.config.enabled
+    }
+
     /// The offset (seconds east of UTC) local times are computed at.
     pub fn utc_offset_seconds(&self) -> i32 {
         self.config.utc_offset_seconds

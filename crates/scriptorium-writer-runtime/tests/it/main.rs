@@ -6,5 +6,6 @@ mod crash;
 mod failures;
 mod store;
 mod support;
+mod unpaired;
 mod watcher;
 mod writing;
