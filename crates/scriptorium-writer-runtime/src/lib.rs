@@ -45,11 +45,12 @@ pub use crate::error::{Error, ErrorCode};
 pub use crate::failure::{MemoryWriteFailureCode, PassError, WriteFailure, classify};
 pub use crate::pass::{
     GLOBAL_ORGANIZE_SECONDS, LOCAL_ORGANIZE_BATCHES, LOCAL_ORGANIZE_TOKENS, ORGANIZE_MESSAGE, ReorganizeReport,
-    ReorganizeStatus, Runtime, RuntimeConfig, WRITE_MESSAGE,
+    ReorganizeStatus, Runtime, RuntimeConfig, WRITE_MESSAGE, all_sessions, pending_turns, session_pending,
 };
 pub use crate::records::{AUTHORITY_SCHEMA_KEY, PROVIDER, Record, RecordError, records};
 pub use crate::status::{
-    LastFailure, STATUS_FILE, STATUS_VERSION, WriterStatus, read_status, record_failure, record_success,
+    LastFailure, STATUS_FILE, STATUS_VERSION, WriterStatus, read_status, read_status_file, record_failure,
+    record_success,
 };
 pub use crate::store::{
     APPLICATION_ID, BranchTip, Content, Message, MetadataPatches, SCHEMA_VERSION, SESSIONS_FILE, SessionInfo,

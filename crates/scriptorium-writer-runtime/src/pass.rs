@@ -22,7 +22,7 @@ use crate::crashpoint::hit;
 use crate::failure::{MemoryWriteFailureCode as Code, PassError, WriteFailure, classify};
 use crate::records::{Record, records};
 use crate::status;
-use crate::store::{Message, MetadataPatches, SessionStore};
+use crate::store::{Message, MetadataPatches, SessionInfo, SessionStore};
 
 /// The commit message of a batch write (spec 01 §1.5).
 pub const WRITE_MESSAGE: &str = "memory: incremental transaction";
@@ -387,60 +387,84 @@ impl Runtime {
     /// `pending_turns` of the writer status (spec 02 §2.11): unmarked records on every
     /// session's eligible branches, summed; read-only.
     pub fn pending_turns(&self) -> Result<usize, PassError> {
-        let mut total = 0;
-        for session in self.all_sessions()? {
-            total += self.session_pending(&session.id)?.0;
-        }
-        Ok(total)
+        pending_turns(&*self.store, Some(self.workspace.workspace_id()), self.config.utc_offset_seconds)
     }
 
     /// Every session, archived included, paged through the store.
-    pub(crate) fn all_sessions(&self) -> Result<Vec<crate::store::SessionInfo>, PassError> {
-        let mut out = Vec::new();
-        loop {
-            let page = self.store.list_sessions(SESSION_PAGE, out.len(), true)?;
-            let done = page.len() < SESSION_PAGE;
-            out.extend(page);
-            if done {
-                return Ok(out);
-            }
-        }
+    pub(crate) fn all_sessions(&self) -> Result<Vec<SessionInfo>, PassError> {
+        all_sessions(&*self.store)
     }
 
-    /// One session's pending turns and their tokens (distinct unmarked records on the
-    /// head branch and the live tips, else on all messages).
+    /// One session's pending turns and their tokens.
     pub fn session_pending(&self, session_id: &str) -> Result<(usize, usize), PassError> {
-        let workspace_id = self.workspace.workspace_id();
-        let messages = self.store.get_messages(session_id)?;
-        let marked: HashSet<&str> = marked_ids(&messages, workspace_id);
-        let mut heads: Vec<String> = Vec::new();
-        if let Some(head) = self.store.get_session(session_id)?.and_then(|session| session.head_id) {
-            heads.push(head);
-        }
-        for tip in self.store.list_branches(session_id)? {
-            if !tip.archived && !heads.contains(&tip.head_msg_id) {
-                heads.push(tip.head_msg_id);
-            }
-        }
-        let mut seen = HashSet::new();
-        let (mut turns, mut sum) = (0, 0);
-        let mut count = |found: Vec<Record>| {
-            for record in found {
-                if !marked.contains(record.node_id()) && seen.insert(record.node_id().to_owned()) {
-                    turns += 1;
-                    sum += record.tokens;
-                }
-            }
-        };
-        if heads.is_empty() {
-            count(records(session_id, &messages, self.config.utc_offset_seconds)?);
-        }
-        for head in &heads {
-            let rows = self.store.get_branch(session_id, Some(head))?;
-            count(records(session_id, &rows, self.config.utc_offset_seconds)?);
-        }
-        Ok((turns, sum))
+        session_pending(&*self.store, session_id, Some(self.workspace.workspace_id()), self.config.utc_offset_seconds)
     }
+}
+
+/// Every session of `store`, archived included, 500 at a time.
+pub fn all_sessions(store: &dyn SessionStore) -> Result<Vec<SessionInfo>, PassError> {
+    let mut out = Vec::new();
+    loop {
+        let page = store.list_sessions(SESSION_PAGE, out.len(), true)?;
+        let done = page.len() < SESSION_PAGE;
+        out.extend(page);
+        if done {
+            return Ok(out);
+        }
+    }
+}
+
+/// `pending_turns` (spec 02 §2.11) summed over every session of `store`. Marks count
+/// only when they equal `workspace_id`; without an id nothing counts as marked.
+pub fn pending_turns(
+    store: &dyn SessionStore,
+    workspace_id: Option<&str>,
+    utc_offset: i32,
+) -> Result<usize, PassError> {
+    let mut total = 0;
+    for session in all_sessions(store)? {
+        total += session_pending(store, &session.id, workspace_id, utc_offset)?.0;
+    }
+    Ok(total)
+}
+
+/// One session's pending turns and their tokens: distinct unmarked records on the head
+/// branch and the live tips, else on all its messages. Read-only.
+pub fn session_pending(
+    store: &dyn SessionStore,
+    session_id: &str,
+    workspace_id: Option<&str>,
+    utc_offset: i32,
+) -> Result<(usize, usize), PassError> {
+    let messages = store.get_messages(session_id)?;
+    let marked: HashSet<&str> = workspace_id.map(|id| marked_ids(&messages, id)).unwrap_or_default();
+    let mut heads: Vec<String> = Vec::new();
+    if let Some(head) = store.get_session(session_id)?.and_then(|session| session.head_id) {
+        heads.push(head);
+    }
+    for tip in store.list_branches(session_id)? {
+        if !tip.archived && !heads.contains(&tip.head_msg_id) {
+            heads.push(tip.head_msg_id);
+        }
+    }
+    let mut seen = HashSet::new();
+    let (mut turns, mut sum) = (0, 0);
+    let mut count = |found: Vec<Record>| {
+        for record in found {
+            if !marked.contains(record.node_id()) && seen.insert(record.node_id().to_owned()) {
+                turns += 1;
+                sum += record.tokens;
+            }
+        }
+    };
+    if heads.is_empty() {
+        count(records(session_id, &messages, utc_offset)?);
+    }
+    for head in &heads {
+        let rows = store.get_branch(session_id, Some(head))?;
+        count(records(session_id, &rows, utc_offset)?);
+    }
+    Ok((turns, sum))
 }
 
 /// How a reorganize ended.

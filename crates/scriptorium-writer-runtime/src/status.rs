@@ -112,6 +112,12 @@ pub fn read_status(workspace: &Workspace) -> WriterStatus {
     workspace.vfs().read(&path).map(|bytes| WriterStatus::parse(&bytes)).unwrap_or_default()
 }
 
+/// Read a writer status file by path (a reader that has no open workspace); missing
+/// or unreadable: nothing recorded.
+pub fn read_status_file(path: &Path) -> WriterStatus {
+    std::fs::read(path).map(|bytes| WriterStatus::parse(&bytes)).unwrap_or_default()
+}
+
 /// Record a success at `now` (Unix seconds); the previous failure is kept.
 pub fn record_success(workspace: &Workspace, now: f64) -> Result<(), Error> {
     update(workspace, |status| {
