@@ -74,6 +74,54 @@ pub(crate) enum Command {
     ///
     /// Exit status as for `update`.
     Restore(RestoreArgs),
+    /// Run the write hook (spec 02 §2.6) for one session or all: hand what is due to the
+    /// writer model. No writer model is configured in this build, so every due session
+    /// reports `error[WRITER_PRECONDITION_FAILED]` and the failure is recorded in writer status.
+    ///
+    /// Exit status: 0 when nothing is due, 1 when a write failed, 2 on bad usage.
+    Write(WriteArgs),
+    /// List the sessions of the session store with their pending turns and tokens.
+    ///
+    /// Exit status: 0, 1 when the session store is refused (`error[WRITER_SESSION_STORE_*]`), 2 on bad usage.
+    Sessions(SessionsArgs),
+}
+
+/// Arguments of `write`.
+#[derive(Debug, Args)]
+#[command(group(ArgGroup::new("which").required(true).args(["session", "all"])))]
+pub(crate) struct WriteArgs {
+    /// The workspace root (default as for `check`).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) workspace: Option<PathBuf>,
+    /// The session store (default: `sessions.sqlite3` beside the workspace directory).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) sessions: Option<PathBuf>,
+    /// Write this session.
+    #[arg(long, value_name = "ID")]
+    pub(crate) session: Option<String>,
+    /// Write every session.
+    #[arg(long)]
+    pub(crate) all: bool,
+    /// Write whatever is pending, below the threshold too (the idle watcher's write).
+    #[arg(long)]
+    pub(crate) force: bool,
+    /// Print the result as JSON.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+/// Arguments of `sessions`.
+#[derive(Debug, Args)]
+pub(crate) struct SessionsArgs {
+    /// The workspace root (default as for `check`).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) workspace: Option<PathBuf>,
+    /// The session store (default: `sessions.sqlite3` beside the workspace directory).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) sessions: Option<PathBuf>,
+    /// Print the list as JSON.
+    #[arg(long)]
+    pub(crate) json: bool,
 }
 
 /// Verbs on one archive file.
@@ -187,6 +235,9 @@ pub(crate) struct StatusArgs {
     /// The workspace root (default as for `check`).
     #[arg(long, value_name = "DIR")]
     pub(crate) workspace: Option<PathBuf>,
+    /// The session store the writer block counts pending turns in (default: `sessions.sqlite3` beside the workspace).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) sessions: Option<PathBuf>,
     /// Print the status as JSON.
     #[arg(long)]
     pub(crate) json: bool,

@@ -38,6 +38,7 @@ mod topics;
 mod transaction;
 mod views;
 mod workspace;
+mod writer_cmd;
 
 use std::process::ExitCode;
 
@@ -97,6 +98,8 @@ fn run(cli: Cli) -> Result<Outcome, CliError> {
         Command::Restore(args) => transaction::restore(&args),
         Command::Search(args) => search::run(&args),
         Command::Grep(args) => grep::run(&args),
+        Command::Write(args) => writer_cmd::write(&args),
+        Command::Sessions(args) => writer_cmd::sessions(&args),
     }
 }
 

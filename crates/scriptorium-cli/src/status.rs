@@ -59,6 +59,7 @@ pub(crate) fn run(args: &StatusArgs) -> Result<Outcome, CliError> {
     let stale = has_master && fresh_report.is_some() && stored != fresh_report;
     let topics = stage.count_under("topics");
     let sources = stage.count_under("sources");
+    let writer = crate::writer_cmd::status_block(root, stage.runtime_dir, args.sessions.as_deref());
 
     if args.json {
         let views_json = match &views {
@@ -81,6 +82,7 @@ pub(crate) fn run(args: &StatusArgs) -> Result<Outcome, CliError> {
                 "report_stale": stale,
             },
             "views": views_json,
+            "writer": writer,
         });
         print_json(&report)?;
         return Ok(Outcome::Clean);
@@ -116,6 +118,7 @@ pub(crate) fn run(args: &StatusArgs) -> Result<Outcome, CliError> {
             out.push_str(&format!("derived views: cannot build: {code}: {message}\n"))
         }
     }
+    out.push_str(&crate::writer_cmd::describe_block(&writer));
     print(&out)?;
     Ok(Outcome::Clean)
 }

@@ -12,6 +12,7 @@ mod newcomer;
 mod search;
 mod transaction;
 mod views;
+mod writer;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
