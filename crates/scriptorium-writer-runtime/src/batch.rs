@@ -43,7 +43,7 @@ pub fn unwritten<'a>(records: &'a [Record], marked: &HashSet<&str>) -> &'a [Reco
 pub fn first_batch(pending: &[Record], threshold: usize) -> &[Record] {
     let mut sum = 0usize;
     for (index, record) in pending.iter().enumerate() {
-        sum = sum.saturating_add(record.tokens);
+        sum = sum.saturating_add(record.tokens());
         if sum >= threshold {
             return pending.get(..=index).unwrap_or(pending);
         }
@@ -53,7 +53,16 @@ pub fn first_batch(pending: &[Record], threshold: usize) -> &[Record] {
 
 /// The sum of the records' tokens.
 pub fn tokens(records: &[Record]) -> usize {
-    records.iter().fold(0usize, |sum, record| sum.saturating_add(record.tokens))
+    records.iter().fold(0usize, |sum, record| sum.saturating_add(record.tokens()))
+}
+
+/// Whether the records' tokens reach `threshold`, counting only as far as needed.
+pub fn reaches(records: &[Record], threshold: usize) -> bool {
+    let mut sum = 0usize;
+    records.iter().any(|record| {
+        sum = sum.saturating_add(record.tokens());
+        sum >= threshold
+    }) || threshold == 0
 }
 
 /// The unforced gate (spec 02 §2.4): write iff the batch reaches `threshold`, or it has

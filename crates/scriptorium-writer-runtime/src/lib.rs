@@ -37,8 +37,8 @@ pub use crate::agent::{
     AgentError, AgentErrorKind, ProviderReason, StageKind, Usage, WriterAgent, WriterReport, WriterStage, WriterTask,
 };
 pub use crate::batch::{
-    DEFAULT_TRIGGER_TOKENS, IDLE_ALLOWANCE_SECONDS, MARKER_KEY, first_batch, marked_ids, tokens, trigger_tokens,
-    unforced_gate, unwritten,
+    DEFAULT_TRIGGER_TOKENS, IDLE_ALLOWANCE_SECONDS, MARKER_KEY, first_batch, marked_ids, reaches, tokens,
+    trigger_tokens, unforced_gate, unwritten,
 };
 pub use crate::clock::{Clock, SystemClock, iso8601, iso8601_utc, parse_iso8601};
 pub use crate::error::{Error, ErrorCode};

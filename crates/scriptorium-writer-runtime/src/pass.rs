@@ -16,7 +16,7 @@ use scriptorium_transaction::{
 use serde_json::{Map, Value};
 
 use crate::agent::{StageKind, WriterAgent, WriterStage, WriterTask};
-use crate::batch::{MARKER_KEY, first_batch, marked_ids, tokens, unforced_gate, unwritten};
+use crate::batch::{MARKER_KEY, first_batch, marked_ids, reaches, unforced_gate, unwritten};
 use crate::clock::{Clock, iso8601_utc, parse_iso8601};
 use crate::crashpoint::hit;
 use crate::failure::{MemoryWriteFailureCode as Code, PassError, WriteFailure, classify};
@@ -177,7 +177,7 @@ impl Runtime {
                 if pending.is_empty() {
                     break;
                 }
-                if index > 0 && tokens(pending) < self.config.trigger_tokens {
+                if index > 0 && !reaches(pending, self.config.trigger_tokens) {
                     // An abandoned short branch waits for a later forced pass.
                     break;
                 }
@@ -234,7 +234,7 @@ impl Runtime {
         }
         let (trusted, pending): (Vec<&Record>, Vec<&Record>) = batch.iter().partition(|record| record.is_trusted());
         let trusted_tokens =
-            i64::try_from(trusted.iter().map(|record| record.tokens).sum::<usize>()).unwrap_or(i64::MAX);
+            i64::try_from(trusted.iter().map(|record| record.tokens()).sum::<usize>()).unwrap_or(i64::MAX);
         let node_ids: Vec<String> = batch.iter().map(|record| record.node_id().to_owned()).collect();
         if !trusted.is_empty() {
             self.archive(lock, &trusted)?;
@@ -453,7 +453,7 @@ pub fn session_pending(
         for record in found {
             if !marked.contains(record.node_id()) && seen.insert(record.node_id().to_owned()) {
                 turns += 1;
-                sum += record.tokens;
+                sum += record.tokens();
             }
         }
     };

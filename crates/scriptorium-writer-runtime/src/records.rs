@@ -1,6 +1,8 @@
 //! Turn → source record (spec 02 §2.2): which session nodes are records, with what
 //! authority and speaker, and their o200k token counts (§2.3, decision Q3).
 
+use std::cell::OnceCell;
+
 use scriptorium_archive_format::{SourceRecord, TrustState};
 use scriptorium_derived_views::count_o200k;
 
@@ -30,13 +32,32 @@ pub struct Record {
     pub source: SourceRecord,
     /// What the writer sees as "speaker" (spec 01 §4).
     pub speaker: String,
-    /// o200k tokens of the content (plain text, decision Q3).
-    pub tokens: usize,
+    /// o200k tokens of the content, counted on first use: a pass needs them only for
+    /// the records of its first batch.
+    tokens: OnceCell<usize>,
     /// The node's time in Unix seconds, if it has a readable one.
     pub epoch: Option<f64>,
 }
 
 impl Record {
+    /// A record of `source` with its speaker label and epoch; tokens are counted lazily.
+    pub fn new(source: SourceRecord, epoch: Option<f64>) -> Self {
+        let speaker = source.speaker_label();
+        Record { source, speaker, tokens: OnceCell::new(), epoch }
+    }
+
+    /// A record whose token count is already known (tests, imports that cache counts).
+    pub fn with_tokens(source: SourceRecord, epoch: Option<f64>, tokens: usize) -> Self {
+        let record = Record::new(source, epoch);
+        let _ = record.tokens.set(tokens);
+        record
+    }
+
+    /// o200k tokens of the content (plain text, decision Q3).
+    pub fn tokens(&self) -> usize {
+        *self.tokens.get_or_init(|| count_o200k(&self.source.content))
+    }
+
     /// The node id (the record's message id).
     pub fn node_id(&self) -> &str {
         &self.source.message_id
@@ -140,9 +161,7 @@ pub fn records(session_id: &str, rows: &[Message], utc_offset: i32) -> Result<Ve
                 source.speaker_display = non_empty(message.field("speaker_display"));
             }
         }
-        let speaker = source.speaker_label();
-        let tokens = count_o200k(&source.content);
-        out.push(Record { source, speaker, tokens, epoch });
+        out.push(Record::new(source, epoch));
     }
     Ok(out)
 }

@@ -7,7 +7,7 @@ use scriptorium_archive_format::SourceRecord;
 use super::*;
 
 fn record(id: &str, tokens: usize, epoch: Option<f64>) -> Record {
-    Record { source: SourceRecord::new("openprogram", "s", id, 0, "user", "x"), speaker: "user".into(), tokens, epoch }
+    Record::with_tokens(SourceRecord::new("openprogram", "s", id, 0, "user", "x"), epoch, tokens)
 }
 
 #[test]
@@ -36,6 +36,7 @@ fn the_first_batch_ends_at_the_record_reaching_the_threshold() {
     assert_eq!(first_batch(&records, 8).len(), 3);
     assert_eq!(first_batch(&records, 100).len(), 4);
     assert_eq!(first_batch(&records, 0).len(), 1);
+    assert!(reaches(&records, 18) && !reaches(&records, 19) && reaches(&[], 0));
 }
 
 #[test]

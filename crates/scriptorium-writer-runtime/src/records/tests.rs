@@ -81,6 +81,6 @@ fn timestamps_and_tokens_follow_the_node() {
     assert_eq!(out[1].source.timestamp.as_deref(), Some("2024-05-01T12:00:00+02:00"));
     assert_eq!(out[1].epoch, Some(1_714_557_600.0));
     // Special-token strings count as plain text (decision Q3).
-    assert_eq!(out[0].tokens, scriptorium_derived_views::count_o200k("hello world <|endoftext|>"));
-    assert!(out[0].tokens > 3);
+    assert_eq!(out[0].tokens(), scriptorium_derived_views::count_o200k("hello world <|endoftext|>"));
+    assert!(out[0].tokens() > 3);
 }
