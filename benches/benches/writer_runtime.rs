@@ -1,7 +1,8 @@
 //! The writer runtime (issue 14's goals), timed directly (medians of repeated runs):
 //!
 //! - `pending_suffix_10k`: the unmarked suffix of a 10,000-node branch in a 100,000-node
-//!   SQLite session store (branch read, records, marks, suffix). Goal ≤ 5 ms.
+//!   SQLite session store (the store's suffix walk, records, marks, suffix), with nothing
+//!   and with all but 100 nodes marked. Goal ≤ 5 ms.
 //! - `mark_16k_tokens`: marking a 16,000-token batch in one metadata merge. Goal ≤ 5 ms.
 //! - `write_pass_ws10k`: one forced write pass on ws-10k (10,000 topics) with a bench
 //!   writer that makes one commit; the runtime's own cost is the pass minus that commit.
@@ -94,7 +95,7 @@ fn peak_rss_kib() -> u64 {
 
 fn pending_suffix(store: &SqliteStore, session: &str, workspace_id: &str) -> (Duration, Duration, usize) {
     let started = Instant::now();
-    let rows = store.get_branch(session, None).unwrap();
+    let rows = store.get_unmarked_suffix(session, None, MARKER_KEY, workspace_id).unwrap();
     let read = started.elapsed();
     let all = records(session, &rows, 0).unwrap();
     let marked = marked_ids(&rows, workspace_id);

@@ -145,7 +145,7 @@ impl Runtime {
         if !force {
             let rows = match messages {
                 Some(rows) => rows.to_vec(),
-                None => self.store.get_branch(session_id, None)?,
+                None => self.unmarked(session_id, None)?,
             };
             self.write_session(session_id, &rows, false)?;
             return Ok(None);
@@ -167,7 +167,7 @@ impl Runtime {
         }
         for (index, (head, given)) in branches.into_iter().enumerate() {
             let mut rows = match &head {
-                Some(head) => self.store.get_branch(session_id, Some(head))?,
+                Some(head) => self.unmarked(session_id, Some(head))?,
                 None => given,
             };
             loop {
@@ -191,10 +191,17 @@ impl Runtime {
                         "the session store lacks the written nodes",
                     )));
                 };
-                rows = self.store.get_branch(session_id, Some(head))?;
+                rows = self.unmarked(session_id, Some(head))?;
             }
         }
         Ok(None)
+    }
+
+    /// The unmarked suffix of a branch as the store walks it: the rows after this
+    /// workspace's newest mark (their records are exactly the branch's pending ones;
+    /// ordinals count from the suffix's start, which only orders the batch's frames).
+    fn unmarked(&self, session_id: &str, head: Option<&str>) -> Result<Vec<Message>, PassError> {
+        Ok(self.store.get_unmarked_suffix(session_id, head, MARKER_KEY, self.workspace.workspace_id())?)
     }
 
     /// One write pass over `rows` (spec 02 §2.7): the first batch of the unmarked suffix,

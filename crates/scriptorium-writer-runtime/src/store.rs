@@ -138,4 +138,21 @@ pub trait SessionStore: Send + Sync {
     /// Merge `patches` into the nodes' metadata in one transaction. Never changes the
     /// session's `updated_at`; ids the session does not hold are skipped.
     fn merge_node_metadata_batch(&self, session_id: &str, patches: &MetadataPatches) -> Result<(), Error>;
+
+    /// The part of [`get_branch`](SessionStore::get_branch) after its newest node whose
+    /// metadata `marker_key` equals `marker` (all of it when none is marked). Not one of
+    /// the spec's operations but derived from `get_branch` (this default), so any store
+    /// has it; a store may answer it by walking back from the head and stopping at the
+    /// mark, which is what makes the per-turn pass cheap on long sessions.
+    fn get_unmarked_suffix(
+        &self,
+        session_id: &str,
+        head_id: Option<&str>,
+        marker_key: &str,
+        marker: &str,
+    ) -> Result<Vec<Message>, Error> {
+        let mut rows = self.get_branch(session_id, head_id)?;
+        let start = rows.iter().rposition(|row| row.field(marker_key) == Some(marker)).map_or(0, |index| index + 1);
+        Ok(rows.split_off(start))
+    }
 }

@@ -318,6 +318,60 @@ impl SessionStore for SqliteStore {
         Ok(out)
     }
 
+    fn get_unmarked_suffix(
+        &self,
+        session_id: &str,
+        head_id: Option<&str>,
+        marker_key: &str,
+        marker: &str,
+    ) -> Result<Vec<Message>, Error> {
+        let connection = self.connection();
+        let Some((sid, session_head)) = Self::session_row(&connection, session_id)? else { return Ok(Vec::new()) };
+        let head = match head_id {
+            Some(id) => connection
+                .query_row("SELECT nid FROM nodes WHERE sid = ?1 AND id = ?2", params![sid, id], |row| row.get(0))
+                .optional()
+                .map_err(sql_error)?,
+            None => session_head,
+        };
+        let Some(head) = head else { return Ok(Vec::new()) };
+        let nodes: i64 = connection
+            .query_row("SELECT count(*) FROM nodes WHERE sid = ?1", [sid], |row| row.get(0))
+            .map_err(sql_error)?;
+        // Walk back from the head; a visible node carrying the mark ends the walk (it is
+        // not part of the suffix), exactly where `get_branch` + the suffix would cut.
+        let path = format!("$.\"{}\"", marker_key.replace('"', "\\\""));
+        let mut statement = connection
+            .prepare_cached(&format!(
+                "WITH RECURSIVE chain(nid, depth, stop) AS (
+                     SELECT n.nid, 0, (n.rewound = 0 AND n.role != '{ROOT_ROLE}' AND json_extract(n.metadata, ?3) IS ?4)
+                     FROM nodes n WHERE n.nid = ?1
+                     UNION ALL
+                     SELECT n.nid, chain.depth + 1,
+                            (n.rewound = 0 AND n.role != '{ROOT_ROLE}' AND json_extract(n.metadata, ?3) IS ?4)
+                     FROM chain JOIN nodes c ON c.nid = chain.nid JOIN nodes n ON n.nid = c.pred
+                     WHERE NOT chain.stop AND chain.depth <= ?2
+                 )
+                 SELECT {NODE_COLUMNS}, n.rewound, chain.depth FROM chain JOIN nodes n ON n.nid = chain.nid
+                 WHERE NOT chain.stop ORDER BY chain.depth DESC"
+            ))
+            .map_err(sql_error)?;
+        let mut rows = statement.query(params![head, nodes, path, marker]).map_err(sql_error)?;
+        let mut out = Vec::new();
+        while let Some(row) = rows.next().map_err(sql_error)? {
+            let depth: i64 = row.get(8).map_err(sql_error)?;
+            if depth > nodes {
+                return Err(Error::new(ErrorCode::SessionStoreCorrupt, "a predecessor cycle in the session store"));
+            }
+            let rewound: bool = row.get(7).map_err(sql_error)?;
+            let message = message_from_row(row)?;
+            if !rewound && message.role != ROOT_ROLE {
+                out.push(message);
+            }
+        }
+        Ok(out)
+    }
+
     fn get_session(&self, session_id: &str) -> Result<Option<SessionInfo>, Error> {
         let connection = self.connection();
         connection

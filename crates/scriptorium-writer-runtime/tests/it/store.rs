@@ -118,3 +118,47 @@ fn corrupt_foreign_and_newer_files_are_refused_and_left_byte_for_byte() -> TestR
     assert_eq!(id, APPLICATION_ID);
     Ok(())
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(
+        std::env::var("PROPTEST_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(24)
+    ))]
+
+    /// The store's own suffix walk equals `get_branch` cut after the newest marked node,
+    /// whatever is marked (with this or another workspace's id) or rewound.
+    #[test]
+    fn the_unmarked_suffix_walk_equals_the_branch_cut_at_the_newest_mark(
+        parents in proptest::collection::vec(proptest::prelude::any::<usize>(), 1..30),
+        marks in proptest::collection::vec((proptest::prelude::any::<usize>(), proptest::prelude::any::<bool>()), 0..8),
+        rewound in proptest::collection::vec(proptest::prelude::any::<usize>(), 0..3),
+    ) {
+        let dir = TempDir::new("suffix");
+        let store = SqliteStore::open(&dir.path().join("sessions.sqlite3")).expect("open");
+        let nodes: Vec<Message> = parents
+            .iter()
+            .enumerate()
+            .map(|(i, parent)| {
+                let mut node = Message::text(format!("n{i}"), "user", format!("t{i}"));
+                node.predecessor = (i > 0).then(|| format!("n{}", parent % i));
+                node
+            })
+            .collect();
+        store.append("s", &nodes, T0).expect("append");
+        for (node, ours) in &marks {
+            let mut patch = Map::new();
+            patch.insert("memory_written_scriptorium".into(), json!(if *ours { "w-0123abcd" } else { "w-99999999" }));
+            store.merge_node_metadata_batch("s", &[(format!("n{}", node % nodes.len()), patch)].into()).expect("mark");
+        }
+        let rewind: Vec<String> = rewound.iter().map(|i| format!("n{}", i % nodes.len())).collect();
+        store.rewind("s", &rewind.iter().map(String::as_str).collect::<Vec<_>>()).expect("rewind");
+        for head in nodes.iter().map(|n| Some(n.id.as_str())).chain([None]) {
+            let branch = store.get_branch("s", head).expect("branch");
+            let start = branch
+                .iter()
+                .rposition(|m| m.field("memory_written_scriptorium") == Some("w-0123abcd"))
+                .map_or(0, |i| i + 1);
+            let walked = store.get_unmarked_suffix("s", head, "memory_written_scriptorium", "w-0123abcd").expect("suffix");
+            proptest::prop_assert_eq!(&walked, &branch[start..].to_vec(), "head {:?}", head);
+        }
+    }
+}
