@@ -40,7 +40,7 @@ fn root() -> PathBuf {
 fn turn(id: &str, predecessor: Option<&str>, index: usize, words: usize) -> Message {
     let mut message = Message::text(
         id,
-        if index % 2 == 0 { "user" } else { "assistant" },
+        if index.is_multiple_of(2) { "user" } else { "assistant" },
         format!("turn {id}{}", " word".repeat(words)),
     );
     message.predecessor = predecessor.map(str::to_owned);

@@ -48,7 +48,7 @@ fn build(shape: &[(usize, usize)]) -> Vec<Message> {
         .enumerate()
         .map(|(index, (parent, words))| {
             let predecessor = (index > 0).then(|| format!("n{}", parent % index));
-            let role = if index % 2 == 0 { "user" } else { "assistant" };
+            let role = if index.is_multiple_of(2) { "user" } else { "assistant" };
             let text = format!("fact n{index}{}", " word".repeat(*words));
             owner_turn(&format!("n{index}"), predecessor.as_deref(), role, &text, T0 + index as f64)
         })

@@ -94,7 +94,7 @@ pub(crate) fn chain(prefix: &str, after: Option<&str>, n: usize, words: usize, a
     let mut previous = after.map(str::to_owned);
     for index in 0..n {
         let id = format!("{prefix}{index}");
-        let role = if index % 2 == 0 { "user" } else { "assistant" };
+        let role = if index.is_multiple_of(2) { "user" } else { "assistant" };
         let text = format!("fact {id}{}", " word".repeat(words));
         out.push(owner_turn(&id, previous.as_deref(), role, &text, at + index as f64));
         previous = Some(id);
