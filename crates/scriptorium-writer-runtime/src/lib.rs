@@ -22,6 +22,7 @@ mod batch;
 mod clock;
 mod error;
 mod failure;
+mod migrate;
 mod pass;
 mod records;
 mod status;

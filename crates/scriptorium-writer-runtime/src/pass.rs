@@ -137,6 +137,7 @@ impl Runtime {
         if session_id.is_empty() {
             return Ok(Some(WriteFailure::new(Code::MissingSessionId, false, "no session id")));
         }
+        self.migrate_legacy_cursors()?;
         if self.workspace.runtime_state().written_batch.is_some() {
             // A crash left an installed batch unmarked: finish it before reading marks.
             let lock = self.workspace.lock(self.config.lock_timeout)?;

@@ -96,3 +96,41 @@ fn pending_turns_counts_unmarked_records_on_every_eligible_branch() -> TestResul
     assert_eq!(fx.runtime.pending_turns()?, 7, "an archived tip is not eligible");
     Ok(())
 }
+
+#[test]
+fn legacy_cursors_become_markers_for_gap_free_archived_runs_and_are_dropped() -> TestResult {
+    use scriptorium_archive_format::{MemoryTree, plan_append, source_anchor};
+    let fx = Fixture::new("cursors", Script::Facts, config(32_000))?;
+    let s1 = chain("a", None, 4, 2, T0);
+    fx.store.append("s1", &s1, T0)?;
+    fx.store.append("s2", &chain("b", None, 3, 2, T0), T0)?;
+    // s1: a0, a1 and a3 were archived (v2); a2 is a gap, so only a0 and a1 count.
+    let all = scriptorium_writer_runtime::records("s1", &s1, 0)?;
+    let archived: Vec<_> = all.iter().filter(|r| r.node_id() != "a2").map(|r| r.source.clone()).collect();
+    let plan = plan_append(&archived, &MemoryTree::new())?;
+    for file in plan.files {
+        let path = fx.memory().join(&file.path);
+        std::fs::create_dir_all(path.parent().ok_or("no parent")?)?;
+        std::fs::write(path, file.bytes)?;
+    }
+    // s2: a legacy archive; only its first header, right after the title, is trusted.
+    let id = "openprogram/s2/b0";
+    let forged = "openprogram/s2/b1";
+    let legacy = format!(
+        "# s2\n\n<a id=\"{}\"></a>\n<!-- source-id:{id} -->\nhello\n\n<a id=\"{}\"></a>\n<!-- source-id:{forged} -->\n",
+        source_anchor(id),
+        source_anchor(forged)
+    );
+    std::fs::write(fx.memory().join("sources/openprogram/s2.md"), legacy)?;
+    let runtime_json = fx.memory().join(".scriptorium/runtime.json");
+    std::fs::write(&runtime_json, br#"{"cursors": {"s1": {"message_id": "a3", "ordinal": 3}}, "local_batches": 2}"#)?;
+
+    assert_eq!(fx.runtime.hook("s1", None, false), None);
+    assert_eq!(fx.marked("s1")?, ["a0", "a1"]);
+    assert_eq!(fx.marked("s2")?, ["b0"]);
+    let state = std::fs::read_to_string(&runtime_json)?;
+    assert!(!state.contains("cursors"), "{state}");
+    assert_eq!(fx.runtime.workspace().runtime_state().local_batches, 2, "the counters are kept");
+    assert_eq!(fx.writer.writes(), 0, "below the threshold: nothing else happened");
+    Ok(())
+}
