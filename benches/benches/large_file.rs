@@ -21,7 +21,7 @@ use std::time::Instant;
 
 use scriptorium_benches::topics::{toggle_first_paragraph, topic_workspace_sized};
 
-const SEED: u64 = 0x1a_46e_f11e_0004;
+const SEED: u64 = 0x0001_a46e_f11e_0004;
 const BLOCKS: usize = 583_000;
 const SMALL_FILES: usize = 4;
 const SMALL_BLOCKS: usize = 6;
