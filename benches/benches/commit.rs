@@ -30,7 +30,7 @@ use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
 use criterion::Criterion;
-use scriptorium_benches::topics::topic_workspace;
+use scriptorium_benches::topics::{toggle_first_paragraph, topic_workspace};
 use scriptorium_derived_views::{DerivedViews, ViewsCache};
 use scriptorium_transaction::{
     Changes, Derive, Edit, FileChange, GitMode, History, NoDerivedViews, TopicPath, UpdateRequest, Workspace,
@@ -91,19 +91,7 @@ fn fresh_copy(pristine: &Path, name: &str) -> PathBuf {
 
 /// The edited file with the first paragraph's `MARK` toggled: one block changes.
 fn toggled(bytes: &[u8]) -> String {
-    let text = String::from_utf8(bytes.to_vec()).unwrap();
-    let heading = text.find("\n## ").expect("a section heading");
-    let start = heading + text[heading + 1..].find("\n\n").expect("a paragraph") + 3;
-    let mut out = text[..start].to_owned();
-    let rest = &text[start..];
-    match rest.strip_prefix(MARK) {
-        Some(unmarked) => out.push_str(unmarked),
-        None => {
-            out.push_str(MARK);
-            out.push_str(rest);
-        }
-    }
-    out
+    toggle_first_paragraph(bytes, MARK).expect("a generated topic file")
 }
 
 /// One one-block edit, git off; returns how many files changed.

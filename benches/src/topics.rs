@@ -73,7 +73,24 @@ fn when(rng: &mut SplitMix64) -> String {
 /// archives (about 64 KiB of archive per 1,000 blocks, at least 1 MiB).
 pub fn topic_workspace(seed: u64, files: usize, blocks_per_file: usize) -> TopicWorkspace {
     let blocks = files * blocks_per_file;
-    let sources = archive_set(seed ^ 0xa5a5, (blocks * 64).max(1 << 20), 256 << 10);
+    topic_workspace_sized(seed, &vec![blocks_per_file; files], (blocks * 64).max(1 << 20), 0)
+}
+
+/// Generate one topic file per entry of `blocks`, of that many blocks, citing about
+/// `archive_bytes` of seeded archives (for a workspace of one huge file and a few
+/// small ones, as the large-file bench does).
+///
+/// `shared_footnotes` 0 gives the varied blocks above; `n > 0` gives lean blocks (one
+/// sentence, one citation of one of the file's first `n` footnotes, about 90 bytes).
+pub fn topic_workspace_sized(
+    seed: u64,
+    blocks: &[usize],
+    archive_bytes: usize,
+    shared_footnotes: usize,
+) -> TopicWorkspace {
+    let files = blocks.len();
+    let total: usize = blocks.iter().sum();
+    let sources = archive_set(seed ^ 0xa5a5, archive_bytes, 256 << 10);
     let frames = sources.source_ids();
     let mut rng = SplitMix64::new(seed);
     let mut used_ids = BTreeSet::new();
@@ -86,14 +103,28 @@ pub fn topic_workspace(seed: u64, files: usize, blocks_per_file: usize) -> Topic
         let mut out = String::new();
         let mut definitions = String::new();
         let mut used_footnotes = BTreeSet::new();
+        let mut pool: Vec<String> = Vec::new();
         out.push_str(&format!("# Topic {n} {}\n", rng.pick(CHINESE)));
-        for b in 0..blocks_per_file {
+        for b in 0..blocks.get(n).copied().unwrap_or(0) {
             if b % 6 == 0 {
                 out.push_str(&format!("\n## {} {}\n", rng.pick(ENGLISH), b / 6));
             } else if rng.chance(5) {
                 out.push_str(&format!("\n### {}\n", rng.pick(CHINESE)));
             }
             out.push('\n');
+            if shared_footnotes > 0 {
+                sentence(&mut rng, &mut out);
+                let footnote = if pool.len() < shared_footnotes {
+                    let footnote = define(&mut rng, &frames, &mut used_footnotes, &mut definitions);
+                    pool.push(footnote.clone());
+                    footnote
+                } else {
+                    pool.get(rng.below(pool.len())).cloned().unwrap_or_default()
+                };
+                let id = fresh_hex(&mut rng, 8, &mut used_ids);
+                out.push_str(&format!("[^{footnote}] ^{id}\n"));
+                continue;
+            }
             let claims = 1 + rng.below(3);
             for c in 0..claims {
                 if c > 0 {
@@ -111,19 +142,8 @@ pub fn topic_workspace(seed: u64, files: usize, blocks_per_file: usize) -> Topic
                     out.push_str(&format!(" See [{}]({relative}#^{id}).", rng.pick(ENGLISH)));
                 }
                 for _ in 0..1 + usize::from(rng.chance(20)) {
-                    let footnote = format!("e-{}", fresh_hex(&mut rng, 10, &mut used_footnotes));
+                    let footnote = define(&mut rng, &frames, &mut used_footnotes, &mut definitions);
                     out.push_str(&format!("[^{footnote}]"));
-                    definitions.push_str(&format!("[^{footnote}]: Time: `{}`; Sources: ", when(&mut rng)));
-                    for l in 0..1 + usize::from(rng.chance(25)) {
-                        let id = frames.get(rng.below(frames.len())).map(String::as_str).unwrap_or_default();
-                        let location = v2_location(id).unwrap_or_default();
-                        let label = if rng.chance(20) { "会话记录".to_owned() } else { id.to_owned() };
-                        if l > 0 {
-                            definitions.push_str(", ");
-                        }
-                        definitions.push_str(&format!("[{label}](../../{location}#{})", source_anchor(id)));
-                    }
-                    definitions.push('\n');
                 }
             }
             if rng.chance(5) {
@@ -137,7 +157,47 @@ pub fn topic_workspace(seed: u64, files: usize, blocks_per_file: usize) -> Topic
         out.push_str(&definitions);
         topics.insert(path, out.into_bytes());
     }
-    TopicWorkspace { topics, sources, blocks }
+    TopicWorkspace { topics, sources, blocks: total }
+}
+
+/// A fresh footnote id, its definition (one or two source links) added to `definitions`.
+fn define(
+    rng: &mut SplitMix64,
+    frames: &[String],
+    used_footnotes: &mut BTreeSet<String>,
+    definitions: &mut String,
+) -> String {
+    let footnote = format!("e-{}", fresh_hex(rng, 10, used_footnotes));
+    definitions.push_str(&format!("[^{footnote}]: Time: `{}`; Sources: ", when(rng)));
+    for l in 0..1 + usize::from(rng.chance(25)) {
+        let id = frames.get(rng.below(frames.len())).map(String::as_str).unwrap_or_default();
+        let location = v2_location(id).unwrap_or_default();
+        let label = if rng.chance(20) { "会话记录".to_owned() } else { id.to_owned() };
+        if l > 0 {
+            definitions.push_str(", ");
+        }
+        definitions.push_str(&format!("[{label}](../../{location}#{})", source_anchor(id)));
+    }
+    definitions.push('\n');
+    footnote
+}
+
+/// The text of a generated topic file with `mark` toggled at the start of its first
+/// paragraph after the first section heading: a one-line, one-block edit.
+pub fn toggle_first_paragraph(bytes: &[u8], mark: &str) -> Option<String> {
+    let text = String::from_utf8(bytes.to_vec()).ok()?;
+    let heading = text.find("\n## ")?;
+    let start = heading + text.get(heading + 1..)?.find("\n\n")? + 3;
+    let mut out = text.get(..start)?.to_owned();
+    let rest = text.get(start..)?;
+    match rest.strip_prefix(mark) {
+        Some(unmarked) => out.push_str(unmarked),
+        None => {
+            out.push_str(mark);
+            out.push_str(rest);
+        }
+    }
+    Some(out)
 }
 
 #[cfg(test)]
