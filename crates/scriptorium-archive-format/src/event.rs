@@ -10,8 +10,12 @@ use crate::retrieval_text::{clean_retrieval_text, first_iso_date};
 use crate::speaker::SpeakerView;
 
 /// One searchable event of a source file, in the shape of the reference's `MemoryEvent`.
+///
+/// This is the one definition of the event record's fields: the retrieval layer's
+/// `MemoryEvent` is `SourceEvent<Trust>`, the same record with its own trust type
+/// (which adds `unknown` for topic events), reached through [`SourceEvent::map_trust`].
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SourceEvent {
+pub struct SourceEvent<T = TrustState> {
     /// The source id of a frame or runtime record, or `lex_<16 hex>` for an
     /// anonymous legacy line (see [`crate::anonymous_event_id`]).
     pub event_id: String,
@@ -38,8 +42,9 @@ pub struct SourceEvent {
     pub speaker_label: String,
     /// Whether the speaker fields come from a trusted v2 `speaker-id` line.
     pub speaker_trusted: bool,
-    /// Whether the event may be recalled (legacy events are always trusted).
-    pub trust_state: TrustState,
+    /// Whether the event may be recalled (legacy events are always trusted); a consumer
+    /// may carry its own trust type here (see [`SourceEvent::map_trust`]).
+    pub trust_state: T,
     /// The speaker kind from the frame metadata (`unknown` by default).
     pub speaker_kind: String,
     /// The principal from the frame metadata (`unknown` by default).
@@ -75,6 +80,56 @@ impl SourceEvent {
             authority_tier,
             visibility: None,
         }
+    }
+
+}
+
+impl<T> SourceEvent<T> {
+    /// The same event with its trust state mapped through `f`, every other field moved as is.
+    pub fn map_trust<U>(self, f: impl FnOnce(T) -> U) -> SourceEvent<U> {
+        let SourceEvent {
+            event_id,
+            path,
+            line,
+            headings,
+            date,
+            dates,
+            content,
+            refs,
+            speaker_id,
+            speaker_display,
+            speaker_label,
+            speaker_trusted,
+            trust_state,
+            speaker_kind,
+            principal_id,
+            authority_tier,
+            visibility,
+        } = self;
+        SourceEvent {
+            event_id,
+            path,
+            line,
+            headings,
+            date,
+            dates,
+            content,
+            refs,
+            speaker_id,
+            speaker_display,
+            speaker_label,
+            speaker_trusted,
+            trust_state: f(trust_state),
+            speaker_kind,
+            principal_id,
+            authority_tier,
+            visibility,
+        }
+    }
+
+    /// Whether the event lives under `sources/` (speaker filters only ever match these).
+    pub fn is_source(&self) -> bool {
+        self.path.starts_with("sources/")
     }
 
     /// Fill the speaker fields from a speaker view.

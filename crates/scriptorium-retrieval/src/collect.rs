@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use scriptorium_archive_format::source_events;
 use scriptorium_topic_markdown::{SourceLookup, SourceResolver, TopicDocument, topic_events};
 
-use crate::event::{FileKind, MemoryEvent};
+use crate::event::{FileKind, MemoryEvent, source_memory_event, topic_memory_event};
 use crate::legacy_topic::legacy_topic_events;
 
 /// The events of the file at the workspace-relative `path`, or nothing for a path outside
@@ -20,15 +20,15 @@ pub fn file_events<L: SourceLookup>(path: &str, bytes: &[u8], sources: &SourceRe
     match FileKind::of(path) {
         Some(FileKind::Topic) => {
             let document = TopicDocument::from_text(path, &String::from_utf8_lossy(bytes));
-            let mut events: Vec<MemoryEvent> = topic_events(&document, sources).into_iter().map(Into::into).collect();
+            let mut events: Vec<MemoryEvent> = topic_events(&document, sources).into_iter().map(topic_memory_event).collect();
             events.extend(legacy_topic_events(&document));
             events
         }
         Some(FileKind::V2Source) => {
-            source_events(path, &valid_line_prefix(bytes)).into_iter().map(Into::into).collect()
+            source_events(path, &valid_line_prefix(bytes)).into_iter().map(source_memory_event).collect()
         }
         Some(FileKind::LegacySource) => {
-            source_events(path, &String::from_utf8_lossy(bytes)).into_iter().map(Into::into).collect()
+            source_events(path, &String::from_utf8_lossy(bytes)).into_iter().map(source_memory_event).collect()
         }
         None => Vec::new(),
     }

@@ -1,7 +1,7 @@
 //! `MemoryEvent`: one searchable unit of the workspace (spec 02 §6.1), built from a
 //! topic claim, a v2 source frame or a legacy source record.
 
-use scriptorium_archive_format::{AuthorityTier, SourceEvent, TrustState, is_v2_source_path};
+use scriptorium_archive_format::{SourceEvent, TrustState, is_v2_source_path};
 use scriptorium_topic_markdown::TopicEvent;
 use scriptorium_transaction::{FileClass, classify};
 
@@ -66,112 +66,52 @@ impl FileKind {
     }
 }
 
-/// One searchable event, in the shape of the reference's `MemoryEvent`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct MemoryEvent {
-    /// `<block id>:<n>` for a topic claim, the source id of a frame or runtime record,
-    /// `ev_…` for a legacy topic event marker, `lex_<16 hex>` for an anonymous line.
-    pub event_id: String,
-    /// The workspace-relative file path.
-    pub path: String,
-    /// The 1-based first line of the event in its file.
-    pub line: usize,
-    /// The Markdown heading path above the event.
-    pub headings: Vec<String>,
-    /// The first of `dates`, if any.
-    pub date: Option<String>,
-    /// The event's dates (`YYYY`, `YYYY-MM` or `YYYY-MM-DD`).
-    pub dates: Vec<String>,
-    /// The indexed text.
-    pub content: String,
-    /// The source ids (or benchmark refs) the event stands for or cites.
-    pub refs: Vec<String>,
-    /// The raw speaker id (sources only; empty when unknown).
-    pub speaker_id: String,
-    /// The speaker's display name (sources only; empty when unknown).
-    pub speaker_display: String,
-    /// `display (id)` or whichever half is known (sources only; empty when unknown).
-    pub speaker_label: String,
-    /// Whether the speaker fields come from a trusted v2 `speaker-id` line.
-    pub speaker_trusted: bool,
-    /// The event's trust (resolved for topic events, see [`Trust`]).
-    pub trust_state: Trust,
-    /// The speaker kind from frame metadata (`unknown` by default).
-    pub speaker_kind: String,
-    /// The principal from frame metadata (`unknown` by default).
-    pub principal_id: String,
-    /// The authority tier from frame metadata.
-    pub authority_tier: Option<AuthorityTier>,
-    /// Reserved for per-tier visibility, which is not implemented: always `None`.
-    pub visibility: Option<String>,
-}
+/// One searchable event, in the shape of the reference's `MemoryEvent`: the archive
+/// layer's event record (which owns the field list), carrying retrieval's [`Trust`].
+///
+/// Its `event_id` is `<block id>:<n>` for a topic claim, the source id of a frame or
+/// runtime record, `ev_…` for a legacy topic event marker, `lex_<16 hex>` for an anonymous line.
+pub type MemoryEvent = SourceEvent<Trust>;
 
 /// The metadata value of a field the reference fills with `"unknown"`.
 const UNKNOWN: &str = "unknown";
 
-impl MemoryEvent {
-    /// A topic event with no speaker, trust `Unknown` until resolution.
-    pub(crate) fn topic(event_id: String, path: &str, line: usize, headings: Vec<String>) -> Self {
-        MemoryEvent {
-            event_id,
-            path: path.to_owned(),
-            line,
-            headings,
-            date: None,
-            dates: Vec::new(),
-            content: String::new(),
-            refs: Vec::new(),
-            speaker_id: String::new(),
-            speaker_display: String::new(),
-            speaker_label: String::new(),
-            speaker_trusted: false,
-            trust_state: Trust::Unknown,
-            speaker_kind: UNKNOWN.to_owned(),
-            principal_id: UNKNOWN.to_owned(),
-            authority_tier: None,
-            visibility: None,
-        }
-    }
-
-    /// Whether the event lives under `sources/` (speaker filters only ever match these).
-    pub fn is_source(&self) -> bool {
-        self.path.starts_with("sources/")
+/// A topic event with no speaker, trust `Unknown` until resolution.
+pub(crate) fn topic_event(event_id: String, path: &str, line: usize, headings: Vec<String>) -> MemoryEvent {
+    MemoryEvent {
+        event_id,
+        path: path.to_owned(),
+        line,
+        headings,
+        date: None,
+        dates: Vec::new(),
+        content: String::new(),
+        refs: Vec::new(),
+        speaker_id: String::new(),
+        speaker_display: String::new(),
+        speaker_label: String::new(),
+        speaker_trusted: false,
+        trust_state: Trust::Unknown,
+        speaker_kind: UNKNOWN.to_owned(),
+        principal_id: UNKNOWN.to_owned(),
+        authority_tier: None,
+        visibility: None,
     }
 }
 
-impl From<SourceEvent> for MemoryEvent {
-    fn from(event: SourceEvent) -> Self {
-        MemoryEvent {
-            event_id: event.event_id,
-            path: event.path,
-            line: event.line,
-            headings: event.headings,
-            date: event.date,
-            dates: event.dates,
-            content: event.content,
-            refs: event.refs,
-            speaker_id: event.speaker_id,
-            speaker_display: event.speaker_display,
-            speaker_label: event.speaker_label,
-            speaker_trusted: event.speaker_trusted,
-            trust_state: event.trust_state.into(),
-            speaker_kind: event.speaker_kind,
-            principal_id: event.principal_id,
-            authority_tier: event.authority_tier,
-            visibility: event.visibility,
-        }
-    }
+/// The index event of an archived source event: the same record, its trust read as [`Trust`].
+pub fn source_memory_event(event: SourceEvent) -> MemoryEvent {
+    event.map_trust(Trust::from)
 }
 
-impl From<TopicEvent> for MemoryEvent {
-    fn from(event: TopicEvent) -> Self {
-        let mut out = MemoryEvent::topic(event.event_id, &event.path, event.line, event.headings);
-        out.date = Some(event.date).filter(|date| !date.is_empty());
-        out.dates = event.dates;
-        out.content = event.content;
-        out.refs = event.refs;
-        out
-    }
+/// The index event of a topic claim, trust `Unknown` until resolution.
+pub(crate) fn topic_memory_event(event: TopicEvent) -> MemoryEvent {
+    let mut out = topic_event(event.event_id, &event.path, event.line, event.headings);
+    out.date = Some(event.date).filter(|date| !date.is_empty());
+    out.dates = event.dates;
+    out.content = event.content;
+    out.refs = event.refs;
+    out
 }
 
 #[cfg(test)]
@@ -190,7 +130,7 @@ mod tests {
 
     #[test]
     fn topic_events_start_unknown_without_speaker() {
-        let event = MemoryEvent::topic("abc:1".into(), "topics/x.md", 3, vec!["X".into()]);
+        let event = topic_event("abc:1".into(), "topics/x.md", 3, vec!["X".into()]);
         assert_eq!(event.trust_state, Trust::Unknown);
         assert_eq!(event.speaker_kind, "unknown");
         assert!(!event.is_source());

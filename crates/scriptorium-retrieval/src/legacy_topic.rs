@@ -67,7 +67,7 @@ fn marker_event(path: &str, event_id: &str, line: usize, paragraph: &Paragraph, 
             refs.push(reference);
         }
     }
-    let mut event = MemoryEvent::topic(event_id.to_owned(), path, line, paragraph.headings.clone());
+    let mut event = crate::event::topic_event(event_id.to_owned(), path, line, paragraph.headings.clone());
     let date = first_iso_date(&text).map(str::to_owned);
     event.content = match &date {
         Some(date) => format!("[{date}] {text}"),
@@ -89,7 +89,7 @@ fn line_record(path: &str, line: usize, text: &str, paragraph: &Paragraph) -> Op
         return None;
     }
     let event_id = anonymous_event_id(path, line, &content, &refs);
-    let mut event = MemoryEvent::topic(event_id, path, line, paragraph.headings.clone());
+    let mut event = crate::event::topic_event(event_id, path, line, paragraph.headings.clone());
     event.date = first_iso_date(&content).map(str::to_owned);
     event.dates = event.date.iter().cloned().collect();
     event.content = content;

@@ -13,7 +13,7 @@ use crate::tokenize::tokenize;
 
 /// An event at `path`: a topic event for `topics/…`, else a trusted source event.
 pub(crate) fn event(path: &str, line: usize, id: &str, content: &str, refs: &[&str]) -> MemoryEvent {
-    let mut event = MemoryEvent::topic(id.to_owned(), path, line, Vec::new());
+    let mut event = crate::event::topic_event(id.to_owned(), path, line, Vec::new());
     event.content = content.to_owned();
     event.refs = refs.iter().map(|r| (*r).to_owned()).collect();
     if FileKind::of(path) != Some(FileKind::Topic) {

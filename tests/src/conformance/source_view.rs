@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use scriptorium_archive_format::{legacy_speaker, source_events, trusted_source_ids};
-use scriptorium_retrieval::MemoryEvent;
+use scriptorium_retrieval::source_memory_event;
 
 use super::retrieval::event_json;
 use super::{Case, Outcome, diff_json, function_of, undispatched};
@@ -15,7 +15,7 @@ pub(super) fn check_source_view(case: &Case, relative_path: &str, bytes: &[u8]) 
     let text = std::str::from_utf8(bytes).map_err(|e| format!("archive is not UTF-8: {e}"))?;
     if let Some(want) = case.expected.get("bm25_events") {
         let got: Vec<Value> =
-            source_events(relative_path, text).into_iter().map(|event| event_json(&MemoryEvent::from(event))).collect();
+            source_events(relative_path, text).into_iter().map(|event| event_json(&source_memory_event(event))).collect();
         diff_json("bm25_events", &Value::Array(got), want)?;
     }
     if let Some(want) = case.expected.get("trusted_source_ids") {

@@ -51,7 +51,7 @@ impl Context {
 
     /// The casefolded speakers a source event with this context has (see [`event_speakers`]).
     pub(crate) fn source_speakers(&self) -> Vec<String> {
-        let mut event = MemoryEvent::topic(String::new(), "sources/", 0, Vec::new());
+        let mut event = crate::event::topic_event(String::new(), "sources/", 0, Vec::new());
         event.speaker_id.clone_from(&self.speaker_id);
         event.speaker_display.clone_from(&self.speaker_display);
         event.speaker_label.clone_from(&self.speaker_label);
