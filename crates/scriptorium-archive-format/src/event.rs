@@ -81,7 +81,6 @@ impl SourceEvent {
             visibility: None,
         }
     }
-
 }
 
 impl<T> SourceEvent<T> {

@@ -20,7 +20,8 @@ pub fn file_events<L: SourceLookup>(path: &str, bytes: &[u8], sources: &SourceRe
     match FileKind::of(path) {
         Some(FileKind::Topic) => {
             let document = TopicDocument::from_text(path, &String::from_utf8_lossy(bytes));
-            let mut events: Vec<MemoryEvent> = topic_events(&document, sources).into_iter().map(topic_memory_event).collect();
+            let mut events: Vec<MemoryEvent> =
+                topic_events(&document, sources).into_iter().map(topic_memory_event).collect();
             events.extend(legacy_topic_events(&document));
             events
         }

@@ -8,6 +8,12 @@
 //! an id without any file being read, so only the source pass notices that the id exists
 //! nowhere. Trust is not checked: pending sources are refused only when a transaction
 //! *adds* them.
+//!
+//! The one principled difference from an install: its source policy also refuses a new
+//! citation of a pending source, or (for `memory_update` and the changes API) of a source
+//! that is not this call's evidence. Both are rules about what one transaction adds, not
+//! properties of a tree, so `check` does not report them; the agreement property in
+//! `update/tests.rs` installs with [`crate::update::CitationScope::AnyTrusted`] for that reason.
 
 use std::collections::{HashMap, HashSet};
 

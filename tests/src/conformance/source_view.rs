@@ -14,8 +14,10 @@ use super::{Case, Outcome, diff_json, function_of, undispatched};
 pub(super) fn check_source_view(case: &Case, relative_path: &str, bytes: &[u8]) -> Result<(), String> {
     let text = std::str::from_utf8(bytes).map_err(|e| format!("archive is not UTF-8: {e}"))?;
     if let Some(want) = case.expected.get("bm25_events") {
-        let got: Vec<Value> =
-            source_events(relative_path, text).into_iter().map(|event| event_json(&source_memory_event(event))).collect();
+        let got: Vec<Value> = source_events(relative_path, text)
+            .into_iter()
+            .map(|event| event_json(&source_memory_event(event)))
+            .collect();
         diff_json("bm25_events", &Value::Array(got), want)?;
     }
     if let Some(want) = case.expected.get("trusted_source_ids") {

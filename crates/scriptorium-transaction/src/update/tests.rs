@@ -423,3 +423,119 @@ fn update_locked_runs_under_the_callers_lock_and_refuses_another_workspaces() ->
     assert!(workspace.lock(std::time::Duration::ZERO).is_ok());
     Ok(())
 }
+
+/// One generated paragraph of a topic file, for the check/install agreement property.
+#[derive(Clone, Debug)]
+enum Para {
+    /// A claim citing a source the workspace holds.
+    Cited,
+    /// A claim citing a source that exists nowhere.
+    UnknownSource,
+    /// A paragraph with no citation and no block id.
+    Uncited,
+    /// A cited claim linking to a block id no file holds.
+    DanglingLink,
+    /// A cited claim whose `^id` is not eight lowercase hex digits.
+    BadId,
+    /// A sub-heading alone.
+    Heading,
+}
+
+fn topic_file(paras: &[Para]) -> String {
+    let mut body = String::from("# Gen\n\n");
+    let mut notes = String::new();
+    for (n, para) in paras.iter().enumerate() {
+        let id = format!("{:08x}", 0xa000_0000_u32 + n as u32);
+        let cite = |source: &str| format!("[^e-{n}]: Time: `2024-01-02`; Sources: [{source}]({source})\n");
+        match para {
+            Para::Cited => {
+                body.push_str(&format!("Craig fact {n}.[^e-{n}] ^{id}\n\n"));
+                notes.push_str(&cite("D1:1"));
+            }
+            Para::UnknownSource => {
+                body.push_str(&format!("Craig fact {n}.[^e-{n}] ^{id}\n\n"));
+                notes.push_str(&cite("D9:9"));
+            }
+            Para::Uncited => body.push_str(&format!("A plain remark {n}.\n\n")),
+            Para::DanglingLink => {
+                body.push_str(&format!("See [x](prefs.md#^ffffffff) {n}.[^e-{n}] ^{id}\n\n"));
+                notes.push_str(&cite("D1:1"));
+            }
+            Para::BadId => {
+                body.push_str(&format!("Craig fact {n}.[^e-{n}] ^ZZ{n}\n\n"));
+                notes.push_str(&cite("D1:1"));
+            }
+            Para::Heading => body.push_str(&format!("## Part {n}\n\n")),
+        }
+    }
+    body + &notes
+}
+
+fn arb_para() -> impl proptest::strategy::Strategy<Value = Para> {
+    proptest::prop_oneof![
+        4 => proptest::strategy::Just(Para::Cited),
+        1 => proptest::strategy::Just(Para::UnknownSource),
+        1 => proptest::strategy::Just(Para::Uncited),
+        1 => proptest::strategy::Just(Para::DanglingLink),
+        1 => proptest::strategy::Just(Para::BadId),
+        1 => proptest::strategy::Just(Para::Heading),
+    ]
+}
+
+/// The topic codes an install rejection stands for: the listed violations, or the
+/// source policy's `unknown` as `TOPIC_UNKNOWN_SOURCE`.
+fn install_codes(error: &crate::error::Error) -> Vec<String> {
+    let detail = |key: &str| error.details().get(key).cloned();
+    if let Some(Value::Array(list)) = detail("violations") {
+        return list.iter().filter_map(|v| v["code"].as_str().map(str::to_owned)).collect();
+    }
+    match detail("source_policy").as_ref().and_then(Value::as_str) {
+        Some("unknown") => vec!["TOPIC_UNKNOWN_SOURCE".to_owned()],
+        _ => vec![error.code().as_str().to_owned()],
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig {
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(24),
+        ..proptest::prelude::ProptestConfig::default()
+    })]
+
+    /// `check`'s contract (`validate_topics` over the tree) reports a violation exactly
+    /// when installing the same file is rejected, and the install's code is among check's.
+    #[test]
+    fn check_and_install_apply_one_validation_contract(paras in proptest::collection::vec(arb_para(), 0..6)) {
+        use scriptorium_topic_markdown::SourceResolver;
+        let (_dir, workspace) = base("contract").map_err(|e| proptest::test_runner::TestCaseError::fail(e.to_string()))?;
+        let content = topic_file(&paras);
+        let mut tree: BTreeMap<String, Vec<u8>> = files(workspace.root())
+            .map_err(|e| proptest::test_runner::TestCaseError::fail(e.to_string()))?
+            .into_iter()
+            .filter(|(path, _)| path.starts_with("topics/"))
+            .collect();
+        tree.insert("topics/gen.md".to_owned(), content.clone().into_bytes());
+        let vfs = crate::vfs::RealVfs::new(workspace.root());
+        let sources = SourceResolver::new(crate::archive_tree::WorkspaceSources::new(&vfs));
+        let check = crate::validate::validate_topics(tree.iter(), &sources);
+        let check_codes: Vec<&str> = check.violations.iter().map(|v| v.code().as_str()).collect();
+        let fields = json!({"changes": [{"path": "topics/gen.md", "action": "write", "content": content}]});
+        let outcome = request(&workspace, fields)
+            .map_err(|e| proptest::test_runner::TestCaseError::fail(e.to_string()))
+            .map(|mut request| {
+                // An owner installing a hand-edited tree: the evidence scope of one call is a
+                // transaction rule, not a property of the tree, so it is left out here.
+                request.citations = crate::update::CitationScope::AnyTrusted;
+                workspace.update(&request, &NoDerivedViews)
+            })?;
+        match outcome {
+            Ok(_) => proptest::prop_assert!(check_codes.is_empty(), "installed, but check reports {check_codes:?}\n{content}"),
+            Err(error) => {
+                let codes = install_codes(&error);
+                proptest::prop_assert!(
+                    codes.iter().any(|code| check_codes.contains(&code.as_str())),
+                    "install rejects with {codes:?} ({error} {:?}), check reports {check_codes:?}\n{content}", error.details()
+                );
+            }
+        }
+    }
+}
