@@ -446,27 +446,24 @@ fn topic_file(paras: &[Para]) -> String {
     let mut notes = String::new();
     for (n, para) in paras.iter().enumerate() {
         let id = format!("{:08x}", 0xa000_0000_u32 + n as u32);
-        let cite = |source: &str| format!("[^e-{n}]: Time: `2024-01-02`; Sources: [{source}]({source})\n");
-        match para {
-            Para::Cited => {
-                body.push_str(&format!("Craig fact {n}.[^e-{n}] ^{id}\n\n"));
-                notes.push_str(&cite("D1:1"));
+        // The claim text and the source it cites, for the paragraphs that are claims.
+        let (claim, source) = match para {
+            Para::Uncited => {
+                body.push_str(&format!("A plain remark {n}.\n\n"));
+                continue;
             }
-            Para::UnknownSource => {
-                body.push_str(&format!("Craig fact {n}.[^e-{n}] ^{id}\n\n"));
-                notes.push_str(&cite("D9:9"));
+            Para::Heading => {
+                body.push_str(&format!("## Part {n}\n\n"));
+                continue;
             }
-            Para::Uncited => body.push_str(&format!("A plain remark {n}.\n\n")),
-            Para::DanglingLink => {
-                body.push_str(&format!("See [x](prefs.md#^ffffffff) {n}.[^e-{n}] ^{id}\n\n"));
-                notes.push_str(&cite("D1:1"));
-            }
-            Para::BadId => {
-                body.push_str(&format!("Craig fact {n}.[^e-{n}] ^ZZ{n}\n\n"));
-                notes.push_str(&cite("D1:1"));
-            }
-            Para::Heading => body.push_str(&format!("## Part {n}\n\n")),
-        }
+            Para::Cited => (format!("Craig fact {n}. ^{id}"), "D1:1"),
+            Para::UnknownSource => (format!("Craig fact {n}. ^{id}"), "D9:9"),
+            Para::DanglingLink => (format!("See [x](prefs.md#^ffffffff) {n}. ^{id}"), "D1:1"),
+            Para::BadId => (format!("Craig fact {n}. ^ZZ{n}"), "D1:1"),
+        };
+        body.push_str(&claim.replacen(". ^", &format!(".[^e-{n}] ^"), 1));
+        body.push_str("\n\n");
+        notes.push_str(&format!("[^e-{n}]: Time: `2024-01-02`; Sources: [{source}]({source})\n"));
     }
     body + &notes
 }
