@@ -17,6 +17,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::panic, clippy::indexing_slicing))]
 
 mod archive_tree;
+mod calendar;
 mod derive;
 mod error;
 mod evidence;
@@ -62,6 +63,7 @@ pub use crate::records::{
 };
 
 pub use crate::archive_tree::{WorkspaceSources, WorkspaceTree};
+pub use crate::calendar::civil_from_days;
 pub use crate::journal::{BackupRecovery, Changes, Installed, QUARANTINE_DIR, Recovery, TXN_DIR, install, recover};
 pub use crate::listing::{
     FileClass, HIDDEN_ARCHIVE_CODE, ListedFile, Listing, Scope, SkipReason, Skipped, Unreadable, classify,

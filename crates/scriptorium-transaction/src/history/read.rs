@@ -7,6 +7,7 @@ use gix::ObjectId;
 
 use super::History;
 use super::snapshot::normalize;
+use crate::calendar::civil_from_days;
 use crate::error::{Error, ErrorCode};
 use crate::paths::workspace_relative;
 
@@ -36,20 +37,6 @@ impl HistoryEntry {
         let (year, month, day) = civil_from_days(days);
         format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z", secs / 3600, secs % 3600 / 60, secs % 60)
     }
-}
-
-/// The proleptic Gregorian date of `days` since 1970-01-01 (Howard Hinnant's algorithm).
-fn civil_from_days(days: i64) -> (i64, i64, i64) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    (year, month, day)
 }
 
 /// See [`History::list`].
