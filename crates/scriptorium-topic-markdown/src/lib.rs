@@ -64,6 +64,7 @@ pub use crate::error::{ErrorCode, Violation, Violations};
 pub use crate::events::{TopicEvent, topic_events};
 pub use crate::normalize::{
     Baseline, CommittedIndex, NormalizeOptions, Normalized, Removal, normalize, normalize_changed, rewrite_links,
+    unlocated_handle,
 };
 pub use crate::source::{MemorySources, SourceLookup, SourceReadError, SourceResolver};
 pub use crate::temporal::{EvidenceTime, PartialDate, TimeWindow};

@@ -26,6 +26,7 @@ use crate::unit::Unit;
 
 pub use self::incremental::{CommittedIndex, normalize_changed};
 pub use self::links::rewrite_links;
+pub use self::rewrite::unlocated_handle;
 
 /// Which committed block ids may disappear in this normalization.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -15,15 +15,16 @@
 //! properties of a tree, so `check` does not report them; the agreement property in
 //! `update/tests.rs` installs with [`crate::update::CitationScope::AnyTrusted`] for that reason.
 //!
-//! One known gap in the codes, not yet closed: since normalization refuses a plain handle
-//! that locates no archived source as `TOPIC_INVALID_SOURCE_TARGET` (as the reference
-//! does), an install and `check` both reject such a citation, but `check` still names it
-//! `TOPIC_UNKNOWN_SOURCE`; the agreement property counts the two as one class.
+//! A plain handle (`D1:2`, a v2 source id) that locates no archived source is refused by
+//! normalization as `TOPIC_INVALID_SOURCE_TARGET` (as the reference does), so `check`
+//! names it with that code too, through normalization's own rule
+//! ([`scriptorium_topic_markdown::unlocated_handle`]); any other unknown id is
+//! `TOPIC_UNKNOWN_SOURCE`.
 
 use std::collections::{HashMap, HashSet};
 
 use scriptorium_topic_markdown::{
-    ErrorCode, Mode, SourceLookup, SourceResolver, Unit, UnitKind, Violation, parse_tree,
+    ErrorCode, Mode, SourceLookup, SourceResolver, Unit, UnitKind, Violation, parse_tree, unlocated_handle,
 };
 
 /// What [`validate_topics`] found.
@@ -33,7 +34,8 @@ pub struct TopicCheck {
     /// Every unit of the strict parse, in file and line order.
     pub units: Vec<Unit>,
     /// Every violation an install would refuse: the strict parse's, then
-    /// `TOPIC_UNKNOWN_SOURCE`, `TOPIC_SOURCE_READ_FAILED` and `TOPIC_DANGLING_BLOCK_LINK`,
+    /// `TOPIC_UNKNOWN_SOURCE` (or `TOPIC_INVALID_SOURCE_TARGET` for a plain handle),
+    /// `TOPIC_SOURCE_READ_FAILED` and `TOPIC_DANGLING_BLOCK_LINK`,
     /// one per unit and id.
     pub violations: Vec<Violation>,
     /// Distinct source ids cited anywhere in the tree.
@@ -60,16 +62,22 @@ where
     // Aliases share their block's content, so only blocks and legacy records are checked.
     for unit in units.iter().filter(|u| !matches!(u.kind, UnitKind::Alias { .. })) {
         let line = Some(unit.line);
-        for id in &unit.source_refs {
+        for (n, id) in unit.source_refs.iter().enumerate() {
             let known = exists.entry(id).or_insert_with(|| sources.exists(id).map_err(|error| error.to_string()));
             match known {
                 Ok(true) => {}
-                Ok(false) => found.push(Violation::new(
-                    ErrorCode::UnknownSource,
-                    &unit.path,
-                    line,
-                    format!("missing source reference: {id}"),
-                )),
+                Ok(false) => {
+                    // A plain handle is refused at normalization, with its own code.
+                    let target = unit.source_links.get(n).map_or(id.as_str(), String::as_str);
+                    found.push(unlocated_handle(sources, &unit.path, target, line).unwrap_or_else(|| {
+                        Violation::new(
+                            ErrorCode::UnknownSource,
+                            &unit.path,
+                            line,
+                            format!("missing source reference: {id}"),
+                        )
+                    }))
+                }
                 Err(message) => {
                     found.push(Violation::new(ErrorCode::SourceReadFailed, &unit.path, line, message.clone()))
                 }

@@ -116,8 +116,10 @@ fn citing_a_missing_archive_fails() -> TestResult {
     Ok(())
 }
 
-/// A plain handle resolves to an id without reading a file; the reference pass still
-/// finds that no archive holds it, and reports it where the citing block starts.
+/// A plain handle resolves to an id without reading a file; that no archive holds it is
+/// what an install's normalization refuses as an invalid source target, and `check`
+/// names it so, where the citing block starts. A `#d<c>-<t>` fallback to an unknown
+/// frame is the source pass's `TOPIC_UNKNOWN_SOURCE`.
 #[test]
 fn citing_an_unknown_source_id_fails() -> TestResult {
     let ws = valid_workspace()?;
@@ -129,8 +131,8 @@ fn citing_an_unknown_source_id_fails() -> TestResult {
     assert_eq!(
         findings,
         [
-            "topics/notes.md:3: TOPIC_UNKNOWN_SOURCE missing source reference: D7:1",
-            "topics/notes.md:7: TOPIC_UNKNOWN_SOURCE missing source reference: openprogram/thread-1/m9",
+            "topics/notes.md:3: TOPIC_INVALID_SOURCE_TARGET invalid source target: D7:1",
+            "topics/notes.md:7: TOPIC_INVALID_SOURCE_TARGET invalid source target: openprogram/thread-1/m9",
         ]
     );
     let topics = topics_json(ws.path())?;

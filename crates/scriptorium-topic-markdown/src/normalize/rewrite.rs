@@ -72,20 +72,36 @@ pub(crate) fn unlinked_handles<L: SourceLookup>(files: &[Staged], sources: &Sour
         for item in file.items() {
             let ItemKind::Definition(definition) = &item.kind else { continue };
             for link in &definition.links {
-                let target = strip(&link.target);
-                if !is_plain_handle(target) {
-                    continue;
-                }
-                let (code, detail) = match sources.relative_link(&file.path, target) {
-                    Ok(Some(_)) => continue,
-                    Ok(None) => (ErrorCode::InvalidSourceTarget, format!("invalid source target: {}", link.target)),
-                    Err(e) => (ErrorCode::SourceReadFailed, e.to_string()),
-                };
-                violations.push(Violation::new(code, &file.path, Some(item.line_number()), detail));
+                violations.extend(unlocated_handle(sources, &file.path, &link.target, Some(item.line_number())));
             }
         }
     }
     violations
+}
+
+/// The violation normalization reports for the citation target `target` in the topic
+/// `topic_path`: `TOPIC_INVALID_SOURCE_TARGET` when it is a plain source handle (`D1:2`,
+/// a v2 source id) that locates no archived source, `TOPIC_SOURCE_READ_FAILED` when the
+/// archives cannot be read; `None` for any other target, which the strict parse judges.
+///
+/// `check` calls this on a committed tree so that it names such a citation with the
+/// code an install refuses it with.
+pub fn unlocated_handle<L: SourceLookup>(
+    sources: &SourceResolver<L>,
+    topic_path: &str,
+    target: &str,
+    line: Option<usize>,
+) -> Option<Violation> {
+    let handle = strip(target);
+    if !is_plain_handle(handle) {
+        return None;
+    }
+    let (code, detail) = match sources.relative_link(topic_path, handle) {
+        Ok(Some(_)) => return None,
+        Ok(None) => (ErrorCode::InvalidSourceTarget, format!("invalid source target: {target}")),
+        Err(e) => (ErrorCode::SourceReadFailed, e.to_string()),
+    };
+    Some(Violation::new(code, topic_path, line, detail))
 }
 
 /// A definition line rendered canonically (borrowed when it already is).

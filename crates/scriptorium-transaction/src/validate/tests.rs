@@ -13,8 +13,18 @@ fn missing_sources_and_dangling_links_are_reported_once_per_unit() {
                  [^e-2]: Time: `2024-01-02`; Sources: [D9:9](D9:9)\n";
     let check = validate_topics([("topics/pets.md", topic)], &sources);
     let codes: Vec<ErrorCode> = check.violations.iter().map(|v| v.code()).collect();
-    assert!(codes.contains(&ErrorCode::UnknownSource), "{codes:?}");
-    assert!(codes.contains(&ErrorCode::DanglingBlockLink), "{codes:?}");
+    // A plain handle naming no frame is what normalization refuses as an invalid target.
+    assert_eq!(codes, [ErrorCode::InvalidSourceTarget, ErrorCode::DanglingBlockLink]);
     assert_eq!((check.cited_sources, check.resolved_sources), (2, 1));
     assert_eq!(check.units.len(), 2);
+}
+
+#[test]
+fn an_unknown_frame_behind_a_fallback_link_is_an_unknown_source() {
+    let sources = SourceResolver::new(MemorySources::from_iter([("sources/D1.md", "# D1\n")]));
+    let topic = "# Pets\n\nCraig adopted a cat.[^e-1] ^c0c0c0c0\n\n\
+                 [^e-1]: Time: `2024-01-02`; Sources: [D9:9](nowhere.md#d9-9)\n";
+    let check = validate_topics([("topics/pets.md", topic)], &sources);
+    let codes: Vec<ErrorCode> = check.violations.iter().map(|v| v.code()).collect();
+    assert_eq!(codes, [ErrorCode::UnknownSource]);
 }
