@@ -9,7 +9,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use scriptorium_transaction::{
-    FileClass, HIDDEN_ARCHIVE_CODE, ListedFile, Listing, Scope, SkipReason, Skipped, Unreadable,
+    FileClass, HIDDEN_ARCHIVE_CODE, ListedFile, Listing, PATH_COLLISION_CODE, Scope, SkipReason, Skipped, Unreadable,
 };
 use serde_json::{Value, json};
 
@@ -83,24 +83,29 @@ impl WorkspaceListing {
 /// never fails the check, since the workspace is readable as it is.
 #[derive(Debug)]
 pub(crate) struct ListingSection {
-    warnings: Vec<(String, &'static str, &'static str)>,
+    warnings: Vec<(String, &'static str, String)>,
 }
 
 impl ListingSection {
-    /// The warnings of `listing`: skipped entries, then hidden archives (hidden topic
-    /// files are `topics` violations, because no write may create them).
+    /// The warnings of `listing`: skipped entries, hidden archives (hidden topic files
+    /// are `topics` violations, because no write may create them) and paths that are one
+    /// file on a case-insensitive or normalizing file system.
     pub(crate) fn scan(listing: &WorkspaceListing) -> Self {
-        let mut warnings: Vec<(String, &'static str, &'static str)> = listing
+        let mut warnings: Vec<(String, &'static str, String)> = listing
             .skipped()
             .iter()
-            .map(|entry| (entry.path.clone(), entry.reason.code(), describe(entry.reason)))
+            .map(|entry| (entry.path.clone(), entry.reason.code(), describe(entry.reason).to_owned()))
             .collect();
         warnings.extend(
             listing
                 .hidden("sources")
                 .into_iter()
-                .map(|file| (file.relative, HIDDEN_ARCHIVE_CODE, "hidden path, not read")),
+                .map(|file| (file.relative, HIDDEN_ARCHIVE_CODE, "hidden path, not read".to_owned())),
         );
+        warnings.extend(listing.listing.collisions().into_iter().map(|(path, other)| {
+            let detail = format!("differs from {other} only by case or normalization");
+            (path, PATH_COLLISION_CODE, detail)
+        }));
         warnings.sort_by(|a, b| a.0.split('/').cmp(b.0.split('/')));
         ListingSection { warnings }
     }

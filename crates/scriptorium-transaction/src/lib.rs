@@ -66,8 +66,8 @@ pub use crate::archive_tree::{WorkspaceSources, WorkspaceTree};
 pub use crate::calendar::civil_from_days;
 pub use crate::journal::{BackupRecovery, Changes, Installed, QUARANTINE_DIR, Recovery, TXN_DIR, install, recover};
 pub use crate::listing::{
-    FileClass, HIDDEN_ARCHIVE_CODE, ListedFile, Listing, Scope, SkipReason, Skipped, Unreadable, classify,
-    is_hidden_component,
+    FileClass, HIDDEN_ARCHIVE_CODE, ListedFile, Listing, PATH_COLLISION_CODE, Scope, SkipReason, Skipped, Unreadable,
+    classify, is_hidden_component,
 };
 pub use crate::lock::{
     BACKGROUND_LOCK_TIMEOUT, INTERACTIVE_LOCK_TIMEOUT, LOCK_FILE, STAGED_EDIT_LOCK_TIMEOUT, WriteLock,

@@ -17,11 +17,14 @@
 //! The revision must stay the reference's token, which hashes hidden files too; that
 //! is why they are listed rather than left out of the walk.
 
+use std::collections::{HashMap, HashSet};
 use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+
+use scriptorium_archive_format::collision_key;
 
 use crate::revision::is_internal_name;
 use crate::vfs::{FileKind, Metadata, Vfs};
@@ -84,6 +87,12 @@ pub fn is_hidden_component(component: &str) -> bool {
 /// The warning code `check` gives a hidden `*.md` file under `sources/`: an archive no
 /// reader lists (hidden topic files are `TOPIC_INVALID_PATH`, since no write creates them).
 pub const HIDDEN_ARCHIVE_CODE: &str = "TXN_HIDDEN_ARCHIVE";
+
+/// The warning code `check` gives a memory path that differs from another listed path
+/// (or a directory on the way to one) only by case or Unicode normalization: on a
+/// case-insensitive or normalizing file system the two are one file. Writes refuse to
+/// create such a pair; this names one that is already on disk.
+pub const PATH_COLLISION_CODE: &str = "TXN_PATH_COLLISION";
 
 /// Why an entry is not listed as a file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -214,6 +223,30 @@ impl<M> Listing<M> {
         let Unreadable { path, error } = self.unreadable.swap_remove(0);
         let path = if path.is_empty() { "." } else { path.as_str() };
         Err(io::Error::new(error.kind(), format!("cannot list {path}: {error}")))
+    }
+
+    /// Pairs of memory paths (or directories on the way to them) that differ only by
+    /// case or Unicode normalization, by the key writes refuse them with
+    /// ([`scriptorium_archive_format::collision_key`]): `(later, earlier)` in listing
+    /// order, each spelling reported once and only its shortest colliding prefix.
+    pub fn collisions(&self) -> Vec<(String, String)> {
+        let mut first: HashMap<String, &str> = HashMap::new();
+        let mut reported: HashSet<&str> = HashSet::new();
+        let mut pairs = Vec::new();
+        for path in self.memory().filter_map(ListedFile::path) {
+            let ends = path.match_indices('/').map(|(at, _)| at).chain([path.len()]);
+            for prefix in ends.filter_map(|end| path.get(..end)) {
+                let earlier = *first.entry(collision_key(prefix)).or_insert(prefix);
+                if earlier != prefix {
+                    // The shortest colliding prefix says it all for the paths below it.
+                    if reported.insert(prefix) {
+                        pairs.push((prefix.to_owned(), earlier.to_owned()));
+                    }
+                    break;
+                }
+            }
+        }
+        pairs
     }
 
     /// The memory files ([`FileClass::is_memory`]), in listing order.

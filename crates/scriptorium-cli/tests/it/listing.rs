@@ -64,6 +64,23 @@ fn hidden(path: &[u8]) -> bool {
         .map_or(true, |text| text.split('/').any(|c| c.starts_with('.') || c == "memory-superseded"))
 }
 
+/// Whether two of `paths`, or directories on the way to them, are one file on a
+/// case-insensitive, normalizing file system. The generated names differ only by ASCII
+/// case and NFC/NFD `é`, so folding those two is the whole rule for them.
+fn collides(paths: &BTreeSet<String>) -> bool {
+    let mut spellings: std::collections::HashMap<String, String> = std::collections::HashMap::new();
+    for path in paths {
+        for (end, _) in path.match_indices('/').chain([(path.len(), "")]) {
+            let Some(prefix) = path.get(..end) else { continue };
+            let key = prefix.replace("e\u{301}", "\u{e9}").to_lowercase();
+            if spellings.entry(key).or_insert_with(|| prefix.to_owned()) != prefix {
+                return true;
+            }
+        }
+    }
+    false
+}
+
 fn memory(path: &str) -> bool {
     (path.starts_with("topics/") || path.starts_with("sources/")) && path.ends_with(".md")
 }
@@ -130,6 +147,10 @@ fn one_tree(specs: &[Spec]) -> TestResult {
         }
     }
     assert_eq!(counted, expected, "check counts the memory files");
+    let collision_warnings = report["listing"]["warnings"]
+        .as_array()
+        .map_or(0, |list| list.iter().filter(|w| w["code"] == "TXN_PATH_COLLISION").count());
+    assert_eq!(collision_warnings > 0, collides(&expected), "check names case/normalization collisions");
 
     let indexed: BTreeSet<String> = scan_workspace(root)?.into_iter().map(|file| file.path).collect();
     assert_eq!(indexed, expected, "search indexes the memory files");
@@ -196,6 +217,27 @@ fn check_reports_every_skipped_entry_and_hidden_memory() -> TestResult {
     let files: Vec<&str> =
         report["topics"]["files"].as_array().ok_or("files")?.iter().filter_map(|f| f["path"].as_str()).collect();
     assert_eq!(files, ["topics/ok.md", "topics/x.md/inner.md"]);
+    Ok(())
+}
+
+/// Paths already on disk that one case-insensitive or normalizing file system would
+/// merge are named, each by its shortest colliding prefix.
+#[test]
+fn check_names_case_and_normalization_collisions_on_disk() -> TestResult {
+    let ws = TempDir::new()?;
+    ws.write("topics/Dave.md", b"# Dave\n")?;
+    ws.write("topics/dave.md", b"# dave\n")?;
+    ws.write("topics/caf\u{e9}/a.md", b"# a\n")?;
+    ws.write("topics/cafe\u{301}/b.md", b"# b\n")?;
+    let out = run(scriptorium(ws.path()).args(["check", "--json", "--workspace"]).arg(ws.path()))?;
+    let report = out.json()?;
+    let warnings: Vec<(&str, &str)> = report["listing"]["warnings"]
+        .as_array()
+        .ok_or("warnings")?
+        .iter()
+        .filter_map(|w| Some((w["path"].as_str()?, w["code"].as_str()?)))
+        .collect();
+    assert_eq!(warnings, [("topics/caf\u{e9}", "TXN_PATH_COLLISION"), ("topics/dave.md", "TXN_PATH_COLLISION")]);
     Ok(())
 }
 
