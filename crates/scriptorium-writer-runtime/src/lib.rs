@@ -24,6 +24,7 @@ mod error;
 mod failure;
 mod migrate;
 mod pass;
+mod prompt;
 mod records;
 mod status;
 mod store;
@@ -48,6 +49,7 @@ pub use crate::pass::{
     GLOBAL_ORGANIZE_SECONDS, LOCAL_ORGANIZE_BATCHES, LOCAL_ORGANIZE_TOKENS, ORGANIZE_MESSAGE, ReorganizeReport,
     ReorganizeStatus, Runtime, RuntimeConfig, WRITE_MESSAGE, all_sessions, pending_turns, session_pending,
 };
+pub use crate::prompt::{SYSTEM_CONTRACT, StageName, organize_task, repair_task, write_task};
 pub use crate::records::{AUTHORITY_SCHEMA_KEY, PROVIDER, Record, RecordError, records};
 pub use crate::status::{
     LastFailure, STATUS_FILE, STATUS_VERSION, WriterStatus, read_status, read_status_file, record_failure,
