@@ -28,6 +28,7 @@ mod prompt;
 mod records;
 mod status;
 mod store;
+mod trajectory;
 mod unpaired;
 mod watcher;
 
@@ -59,6 +60,7 @@ pub use crate::store::{
     APPLICATION_ID, BranchTip, Content, Message, MetadataPatches, SCHEMA_VERSION, SESSIONS_FILE, SessionInfo,
     SessionStore, SqliteStore, Timestamp,
 };
+pub use crate::trajectory::{AGENT_HISTORY_FILE, Trajectory, TurnRecord, append_trajectory, redact};
 pub use crate::unpaired::{
     MAX_CHANNEL_BYTES, MAX_IDENTITY_BYTES, MAX_MESSAGE_BYTES, MAX_PER_HOUR, QUOTA_FILE, RESERVE_BYTES, UnpairedMessage,
 };
