@@ -142,10 +142,8 @@ pub fn redact(line: &str, secrets: &[&str]) -> String {
 /// secret from the match).
 fn redact_value(value: &mut Value, secrets: &[&str]) {
     match value {
-        Value::String(text) => {
-            if secrets.iter().any(|secret| !secret.is_empty() && text.contains(secret)) {
-                *text = redact(text, secrets);
-            }
+        Value::String(text) if secrets.iter().any(|secret| !secret.is_empty() && text.contains(secret)) => {
+            *text = redact(text, secrets);
         }
         Value::Array(items) => items.iter_mut().for_each(|item| redact_value(item, secrets)),
         Value::Object(map) => map.values_mut().for_each(|item| redact_value(item, secrets)),
