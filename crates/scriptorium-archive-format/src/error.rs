@@ -28,6 +28,10 @@ pub enum ErrorCode {
     InvalidWriterRecord,
     /// Reading an existing archive or directory listing failed.
     ReadFailed,
+    /// No frame of the archive holds the source id.
+    SourceNotFound,
+    /// The frame has no `source-meta` line, so it has no trust state to change.
+    NoSourceMeta,
 }
 
 impl ErrorCode {
@@ -44,6 +48,8 @@ impl ErrorCode {
         Self::LimitExceeded,
         Self::InvalidWriterRecord,
         Self::ReadFailed,
+        Self::SourceNotFound,
+        Self::NoSourceMeta,
     ];
 
     /// The stable string form, for example `"ARCHIVE_PATH_COLLISION"`.
@@ -60,6 +66,8 @@ impl ErrorCode {
             Self::LimitExceeded => "ARCHIVE_LIMIT_EXCEEDED",
             Self::InvalidWriterRecord => "ARCHIVE_INVALID_WRITER_RECORD",
             Self::ReadFailed => "ARCHIVE_READ_FAILED",
+            Self::SourceNotFound => "ARCHIVE_SOURCE_NOT_FOUND",
+            Self::NoSourceMeta => "ARCHIVE_NO_SOURCE_META",
         }
     }
 }

@@ -55,6 +55,7 @@ mod ids;
 mod legacy;
 mod meta;
 mod parse;
+mod promote;
 mod python;
 mod record;
 mod retrieval_text;
@@ -79,6 +80,7 @@ pub use crate::ids::{
 pub use crate::legacy::{anonymous_event_id, legacy_speaker};
 pub use crate::meta::{AuthorityTier, SourceMeta, TrustState};
 pub use crate::parse::{Frame, Frames, Parsed, Stop, StopReason, parse, parse_bytes};
+pub use crate::promote::{PromotionPlan, plan_promotion};
 pub use crate::record::SourceRecord;
 pub use crate::retrieval_text::{
     benchmark_refs, clean_retrieval_text, first_iso_date, has_benchmark_ref, reduce_markdown_links, strip_html_comments,
