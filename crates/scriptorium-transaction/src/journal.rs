@@ -25,6 +25,7 @@ use self::layout::{Journal, Layout};
 use self::manifest::{Entry, Manifest, sha256};
 use crate::derive::CORE_REPORT_FILE;
 use crate::error::{Error, ErrorCode};
+use crate::promote::TRUST_AUDIT_FILE;
 use crate::revision::{RUNTIME_STATE_FILE, is_internal_path};
 use crate::vfs::{FileKind, Vfs, create_dir_all, kind_of};
 
@@ -142,7 +143,8 @@ fn new_id() -> String {
 }
 
 /// Whether `path` may be installed: a plain relative path that is memory, or the runtime
-/// state file or the `core.md` render report of the runtime directory in use.
+/// state file, the `core.md` render report or the trust audit log of the runtime
+/// directory in use.
 fn check_install_path(path: &str, runtime_dir: &str) -> Result<(), Error> {
     let plain = !path.is_empty()
         && !path.contains('\0')
@@ -152,7 +154,8 @@ fn check_install_path(path: &str, runtime_dir: &str) -> Result<(), Error> {
     }
     let state_file = format!("{runtime_dir}/{RUNTIME_STATE_FILE}");
     let core_report = format!("{runtime_dir}/{CORE_REPORT_FILE}");
-    if is_internal_path(path) && path != state_file && path != core_report {
+    let trust_audit = format!("{runtime_dir}/{TRUST_AUDIT_FILE}");
+    if is_internal_path(path) && path != state_file && path != core_report && path != trust_audit {
         return Err(Error::new(ErrorCode::ReadOnlyPath, "internal paths are not installable").with_path(path));
     }
     Ok(())

@@ -27,6 +27,7 @@ mod listing;
 mod lock;
 mod patch;
 mod paths;
+mod promote;
 mod random;
 mod records;
 mod repair;
@@ -72,6 +73,7 @@ pub use crate::listing::{
 pub use crate::lock::{
     BACKGROUND_LOCK_TIMEOUT, INTERACTIVE_LOCK_TIMEOUT, LOCK_FILE, STAGED_EDIT_LOCK_TIMEOUT, WriteLock,
 };
+pub use crate::promote::{PROMOTE_LOCK_TIMEOUT, PromoteRequest, Promoted, TRUST_AUDIT_FILE};
 pub use crate::repair::{RepairedArchive, RestoredSource};
 pub use crate::revision::{
     LEGACY_RUNTIME_DIR, RUNTIME_DIR, RUNTIME_STATE_FILE, is_internal_name, is_internal_path, is_revision, revision,

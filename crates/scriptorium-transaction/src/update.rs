@@ -219,7 +219,7 @@ impl Workspace {
     /// `changes`. `overlay`: staged files beyond the topics (planned archives, a seeded
     /// `runtime.json`), over the committed ones; `master_removed`: this transaction
     /// deletes `topics/core.md`.
-    fn derive_into(
+    pub(crate) fn derive_into(
         &self,
         derive: &dyn Derive,
         topics: &BTreeMap<String, Vec<u8>>,
