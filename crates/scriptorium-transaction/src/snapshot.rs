@@ -8,7 +8,7 @@ use scriptorium_archive_format::TrustState;
 use scriptorium_topic_markdown::{MemorySources, Mode, SourceLookup, SourceResolver, Unit, Violation, parse_tree};
 
 use crate::error::Error;
-use crate::lock::INTERACTIVE_LOCK_TIMEOUT;
+use crate::lock::{INTERACTIVE_LOCK_TIMEOUT, WriteLock};
 use crate::update::read_tree;
 use crate::workspace::Workspace;
 
@@ -44,12 +44,17 @@ impl Workspace {
     /// through the read), and resolve every claim's trust.
     pub fn snapshot(&self) -> Result<Snapshot, Error> {
         let lock = self.lock(INTERACTIVE_LOCK_TIMEOUT)?;
-        self.recover(&lock)?;
+        self.snapshot_locked(&lock)
+    }
+
+    /// [`Workspace::snapshot`] under a write lock the caller already holds (a backfill
+    /// keeps one lock across its batches).
+    pub fn snapshot_locked(&self, lock: &WriteLock) -> Result<Snapshot, Error> {
+        self.recover(lock)?;
         let revision = self.revision()?;
         let mut topics = read_tree(self.vfs(), "topics")?;
         topics.retain(|path, _| path.ends_with(".md"));
         let sources = read_tree(self.vfs(), "sources")?;
-        drop(lock);
 
         let resolver =
             SourceResolver::new(sources.iter().map(|(p, b)| (p.clone(), b.clone())).collect::<MemorySources>());

@@ -19,6 +19,10 @@ pub enum StageKind {
     Write,
     /// Reorganize every topic file (the local and global organize passes, nightly reorganize).
     Organize,
+    /// Write historical trusted sources no topic cites yet (spec 02 §8.2).
+    Backfill,
+    /// Distill one promoted source (spec 02 §5).
+    Promote,
 }
 
 /// What the writer is given.
@@ -26,7 +30,8 @@ pub enum StageKind {
 pub struct WriterTask<'a> {
     /// The kind of run.
     pub kind: StageKind,
-    /// The trusted records of the batch (empty for an organize run).
+    /// The trusted records of the batch (empty for organize, backfill and promote runs,
+    /// whose sources are archived already: see [`WriterStage::allowed_sources`]).
     pub records: &'a [Record],
     /// The batch as the writer record protocol renders it (spec 01 §5); empty for organize.
     pub observed: String,
@@ -139,6 +144,7 @@ pub struct WriterStage<'a> {
     views: &'a DerivedViews,
     batch: Option<WrittenBatch>,
     message: &'static str,
+    git: GitMode,
     /// Sources new citations may name: the batch's source ids.
     allowed_sources: BTreeSet<String>,
     changed: BTreeSet<String>,
@@ -153,7 +159,23 @@ impl<'a> WriterStage<'a> {
         allowed_sources: BTreeSet<String>,
         message: &'static str,
     ) -> Self {
-        WriterStage { workspace, lock, views, batch, message, allowed_sources, changed: BTreeSet::new() }
+        WriterStage {
+            workspace,
+            lock,
+            views,
+            batch,
+            message,
+            git: GitMode::Auto,
+            allowed_sources,
+            changed: BTreeSet::new(),
+        }
+    }
+
+    /// This stage, committing without a history commit: backfill and distillation ride
+    /// along with the next commit (spec 02 §4.11).
+    pub(crate) fn without_history(mut self) -> Self {
+        self.git = GitMode::Off;
+        self
     }
 
     /// The workspace being written.
@@ -171,7 +193,7 @@ impl<'a> WriterStage<'a> {
     pub fn commit(&mut self, edit: Edit) -> Result<UpdateResult, TxError> {
         let mut request = UpdateRequest::new(self.workspace.revision()?, edit);
         request.commit_message = self.message.to_owned();
-        request.git_commit = GitMode::Auto;
+        request.git_commit = self.git;
         // New citations must resolve to trusted archived sources; the runtime archived the
         // batch before the run, so its records are among them.
         request.citations = CitationScope::AnyTrusted;

@@ -18,6 +18,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::panic, clippy::indexing_slicing))]
 
 mod agent;
+mod backfill;
 mod batch;
 mod clock;
 mod error;
@@ -39,6 +40,7 @@ pub mod crashpoint;
 pub use crate::agent::{
     AgentError, AgentErrorKind, ProviderReason, StageKind, Usage, WriterAgent, WriterReport, WriterStage, WriterTask,
 };
+pub use crate::backfill::{BACKFILL_BUDGET_TOKENS, BackfillReport, BackfillStatus, LEGACY_CORE_PROVIDER};
 pub use crate::batch::{
     DEFAULT_TRIGGER_TOKENS, IDLE_ALLOWANCE_SECONDS, MARKER_KEY, first_batch, marked_ids, reaches, tokens,
     trigger_tokens, unforced_gate, unwritten,

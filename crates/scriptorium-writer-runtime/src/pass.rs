@@ -109,6 +109,16 @@ impl Runtime {
         &*self.clock
     }
 
+    /// The writer agent.
+    pub(crate) fn agent(&self) -> &dyn WriterAgent {
+        &*self.agent
+    }
+
+    /// The derived views every writer commit rebuilds.
+    pub(crate) fn views(&self) -> &DerivedViews {
+        &self.views
+    }
+
     /// The backend's write hook (spec 02 §2.5): run [`Runtime::write`], classify what it
     /// raises, and record a failure in writer status. `None` means nothing is owed.
     pub fn hook(&self, session_id: &str, messages: Option<&[Message]>, force: bool) -> Option<WriteFailure> {

@@ -1,6 +1,7 @@
 //! Integration tests of the writer runtime through its public API, on real SQLite files,
 //! real workspaces and real child processes.
 
+mod backfill;
 mod branches;
 mod crash;
 mod failures;

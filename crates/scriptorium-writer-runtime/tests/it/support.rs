@@ -143,6 +143,13 @@ impl WriterAgent for ScriptedWriter {
         }
         self.write_runs.fetch_add(1, Ordering::SeqCst);
         let script = self.script.lock().expect("script").clone();
+        if matches!(task.kind, StageKind::Backfill | StageKind::Promote) {
+            return match script {
+                Script::Facts => cite_allowed(stage),
+                Script::Nothing => Ok(WriterReport::default()),
+                Script::Fail(error) => Err(error),
+            };
+        }
         match script {
             Script::Nothing => Ok(WriterReport::default()),
             Script::Fail(error) => Err(error),
@@ -171,6 +178,28 @@ impl WriterAgent for ScriptedWriter {
             }
         }
     }
+}
+
+/// Backfill and promote runs: one cited paragraph per source the stage may cite.
+fn cite_allowed(stage: &mut WriterStage<'_>) -> Result<WriterReport, AgentError> {
+    let path = "topics/facts.md";
+    let existing =
+        std::fs::read_to_string(stage.workspace().root().join(path)).unwrap_or_else(|_| "# Facts\n".to_owned());
+    let mut text = existing.trim_end().to_owned();
+    text.push('\n');
+    for id in stage.allowed_sources().clone() {
+        let location = v2_location(&id).expect("a valid source id");
+        let anchor = source_anchor(&id);
+        text.push_str(&format!(
+            "\nsource {id} was said.[^n-{anchor}]\n\n[^n-{anchor}]: Time: `2024-05-01`; Sources: [said](../{location}#{anchor})\n"
+        ));
+    }
+    let change = FileChange { path: TopicPath::new(path).expect("topic path"), content: Some(text) };
+    stage.commit(Edit::Changes(vec![change])).map_err(|error| AgentError {
+        commit_rejected: true,
+        ..AgentError::new(Default::default(), error.to_string())
+    })?;
+    Ok(WriterReport::default())
 }
 
 /// A workspace, a session store and a runtime over them.
