@@ -22,6 +22,7 @@ mod batch;
 mod clock;
 mod error;
 mod failure;
+pub mod llm;
 mod migrate;
 mod pass;
 mod prompt;

@@ -1,0 +1,1 @@
+//! Unit tests of the model clients: specs, keys, backoff, Retry-After and the reply classifier.
