@@ -4,6 +4,9 @@
 mod branches;
 mod crash;
 mod failures;
+mod llm_anthropic;
+mod llm_openai;
+mod model_server;
 mod store;
 mod support;
 mod unpaired;
