@@ -170,5 +170,12 @@ pub(crate) fn parse_reply(body: &[u8]) -> Result<ChatResponse, String> {
             + usage.cache_read_input_tokens.unwrap_or(0),
         output_tokens: usage.output_tokens,
     });
-    Ok(ChatResponse { text, tool_calls, stop_reason, provider_stop_reason: reply.stop_reason, usage, model: reply.model })
+    Ok(ChatResponse {
+        text,
+        tool_calls,
+        stop_reason,
+        provider_stop_reason: reply.stop_reason,
+        usage,
+        model: reply.model,
+    })
 }

@@ -114,7 +114,8 @@ impl LlmClient {
         let reply = self.transport.post_json(url, &headers, body).map_err(|error| (error, None, true))?;
         if (200..300).contains(&reply.status) {
             return self.parse(&reply.body).map_err(|why| {
-                let error = LlmError::new(ProviderReason::Provider, true, format!("{provider}: malformed reply: {why}"));
+                let error =
+                    LlmError::new(ProviderReason::Provider, true, format!("{provider}: malformed reply: {why}"));
                 (error.with_status(reply.status), None, true)
             });
         }

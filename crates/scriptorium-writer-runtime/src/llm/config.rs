@@ -182,7 +182,9 @@ impl ClientConfig {
             (None, Provider::OpenAiCompatible) => {
                 return Err(ConfigError::new(
                     ConfigErrorCode::BaseUrlMissing,
-                    format!("model `{spec}` needs a base URL (the server's API root, such as http://127.0.0.1:8080/v1)"),
+                    format!(
+                        "model `{spec}` needs a base URL (the server's API root, such as http://127.0.0.1:8080/v1)"
+                    ),
                 ));
             }
         };

@@ -26,13 +26,8 @@ pub enum ConfigErrorCode {
 
 impl ConfigErrorCode {
     /// Every code, for the registry test.
-    pub const ALL: &'static [ConfigErrorCode] = &[
-        Self::ModelSpecInvalid,
-        Self::ApiKeyMissing,
-        Self::ApiKeyInvalid,
-        Self::BaseUrlMissing,
-        Self::BaseUrlInvalid,
-    ];
+    pub const ALL: &'static [ConfigErrorCode] =
+        &[Self::ModelSpecInvalid, Self::ApiKeyMissing, Self::ApiKeyInvalid, Self::BaseUrlMissing, Self::BaseUrlInvalid];
 
     /// The stable string form.
     pub const fn as_str(self) -> &'static str {

@@ -72,7 +72,9 @@ fn transport_error(error: ureq::Error) -> LlmError {
         ureq::Error::Timeout(Timeout::Connect | Timeout::Resolve) => {
             LlmError::new(ProviderReason::Transport, true, format!("model server unreachable: {error}"))
         }
-        ureq::Error::Timeout(_) => LlmError::new(ProviderReason::Timeout, true, format!("model call timed out: {error}")),
+        ureq::Error::Timeout(_) => {
+            LlmError::new(ProviderReason::Timeout, true, format!("model call timed out: {error}"))
+        }
         ureq::Error::Io(io) if io.kind() == std::io::ErrorKind::TimedOut => {
             LlmError::new(ProviderReason::Timeout, true, format!("model call timed out: {error}"))
         }

@@ -92,7 +92,9 @@ pub(crate) fn request_body(model: &str, request: &ChatRequest, max_tokens: u32, 
                     })
                     .collect(),
             },
-            Message::ToolResult(result) => WireMessage::Tool { tool_call_id: &result.call_id, content: &result.content },
+            Message::ToolResult(result) => {
+                WireMessage::Tool { tool_call_id: &result.call_id, content: &result.content }
+            }
         })
         .collect();
     let tools = request
@@ -100,7 +102,11 @@ pub(crate) fn request_body(model: &str, request: &ChatRequest, max_tokens: u32, 
         .iter()
         .map(|tool| WireTool {
             kind: "function",
-            function: WireFunctionDef { name: &tool.name, description: &tool.description, parameters: &tool.parameters },
+            function: WireFunctionDef {
+                name: &tool.name,
+                description: &tool.description,
+                parameters: &tool.parameters,
+            },
         })
         .collect();
     let cap = request.max_output_tokens.unwrap_or(max_tokens);

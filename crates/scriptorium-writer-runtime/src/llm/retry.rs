@@ -102,7 +102,11 @@ impl Jitter for XorShiftJitter {
 
 /// The wait a reply asks for: `retry-after-ms` (milliseconds, OpenAI), else `retry-after`
 /// as seconds (fractions allowed) or an HTTP date measured against `clock`.
-pub(crate) fn retry_after(retry_after_ms: Option<&str>, retry_after: Option<&str>, clock: &dyn Clock) -> Option<Duration> {
+pub(crate) fn retry_after(
+    retry_after_ms: Option<&str>,
+    retry_after: Option<&str>,
+    clock: &dyn Clock,
+) -> Option<Duration> {
     if let Some(millis) = retry_after_ms.and_then(|value| value.trim().parse::<f64>().ok()) {
         return seconds(millis / 1000.0);
     }

@@ -80,7 +80,10 @@ impl ToolArguments {
         if value.is_object() {
             ToolArguments::Parsed(value)
         } else {
-            ToolArguments::Malformed { raw: value.to_string(), error: "tool arguments are not a JSON object".to_owned() }
+            ToolArguments::Malformed {
+                raw: value.to_string(),
+                error: "tool arguments are not a JSON object".to_owned(),
+            }
         }
     }
 

@@ -5,9 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use scriptorium_writer_runtime::llm::{
-    ChatModel, LlmClient, Message, StopReason, ToolArguments, ToolResult,
-};
+use scriptorium_writer_runtime::llm::{ChatModel, LlmClient, Message, StopReason, ToolArguments, ToolResult};
 use scriptorium_writer_runtime::{MemoryWriteFailureCode as Code, ProviderReason};
 use serde_json::json;
 
@@ -116,7 +114,9 @@ fn a_tool_use_input_that_is_not_an_object_is_surfaced() -> TestResult {
     );
     let (server, client, _) = start(vec![Step::ok(reply)]);
     let response = client.complete(&request("x"))?;
-    assert!(matches!(&response.tool_calls[0].arguments, ToolArguments::Malformed { raw, .. } if raw == "\"topics/a.md\""));
+    assert!(
+        matches!(&response.tool_calls[0].arguments, ToolArguments::Malformed { raw, .. } if raw == "\"topics/a.md\"")
+    );
     server.finish();
     Ok(())
 }
@@ -124,8 +124,11 @@ fn a_tool_use_input_that_is_not_an_object_is_surfaced() -> TestResult {
 #[test]
 fn an_overloaded_529_and_a_rate_limit_are_retried() -> TestResult {
     let overloaded = Step::error(529, anthropic::error("overloaded_error", "Overloaded"));
-    let limited = Step::error(429, anthropic::error("rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit"))
-        .header("retry-after", "7");
+    let limited = Step::error(
+        429,
+        anthropic::error("rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit"),
+    )
+    .header("retry-after", "7");
     let ok = Step::ok(anthropic::message(json!([{"type": "text", "text": "ok"}]), "end_turn", 1, 1));
     let (server, client, sleeper) = start(vec![overloaded, limited, ok]);
     assert_eq!(client.complete(&request("x"))?.text, "ok");
@@ -151,7 +154,10 @@ fn a_spend_limit_429_is_not_retried() -> TestResult {
 #[test]
 fn authentication_and_permission_errors_are_final() -> TestResult {
     let auth = Step::error(401, anthropic::error("authentication_error", &format!("invalid x-api-key {KEY}")));
-    let denied = Step::error(403, anthropic::error("permission_error", "Your API key does not have permission to use the specified resource."));
+    let denied = Step::error(
+        403,
+        anthropic::error("permission_error", "Your API key does not have permission to use the specified resource."),
+    );
     let (server, client, sleeper) = start(vec![auth, denied]);
     let error = client.complete(&request("x")).expect_err("401");
     assert_eq!(error.reason(), ProviderReason::Auth);
@@ -167,9 +173,18 @@ fn authentication_and_permission_errors_are_final() -> TestResult {
 
 #[test]
 fn context_errors_as_anthropic_sends_them() -> TestResult {
-    let too_long = Step::error(400, anthropic::error("invalid_request_error", "prompt is too long: 208310 tokens > 200000 maximum"));
-    let too_large = Step::error(413, anthropic::error("request_too_large", "Request exceeds the maximum allowed number of bytes."));
-    let window = Step::ok(anthropic::message(json!([{"type": "text", "text": "partial"}]), "model_context_window_exceeded", 199_000, 1000));
+    let too_long = Step::error(
+        400,
+        anthropic::error("invalid_request_error", "prompt is too long: 208310 tokens > 200000 maximum"),
+    );
+    let too_large =
+        Step::error(413, anthropic::error("request_too_large", "Request exceeds the maximum allowed number of bytes."));
+    let window = Step::ok(anthropic::message(
+        json!([{"type": "text", "text": "partial"}]),
+        "model_context_window_exceeded",
+        199_000,
+        1000,
+    ));
     let (server, client, sleeper) = start(vec![too_long, too_large, window]);
     let error = client.complete(&request("x")).expect_err("prompt too long");
     assert_eq!(pass_code(&error), (Code::ModelContextLength, false));
@@ -186,7 +201,8 @@ fn context_errors_as_anthropic_sends_them() -> TestResult {
 
 #[test]
 fn an_invalid_request_is_not_retried() -> TestResult {
-    let (server, client, _) = start(vec![Step::error(400, anthropic::error("invalid_request_error", "messages: roles must alternate"))]);
+    let (server, client, _) =
+        start(vec![Step::error(400, anthropic::error("invalid_request_error", "messages: roles must alternate"))]);
     let error = client.complete(&request("x")).expect_err("400");
     assert_eq!(pass_code(&error), (Code::ModelInvalidRequest, false));
     assert_eq!(error.attempts(), 1);

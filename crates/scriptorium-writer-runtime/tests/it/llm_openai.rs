@@ -78,10 +78,13 @@ fn a_text_reply_with_usage_from_a_faithful_request() -> TestResult {
     assert_eq!(received[0].violations, Vec::<String>::new());
     let body = &received[0].body;
     assert_eq!(body["model"], "gpt-4.1-mini");
-    assert_eq!(body["messages"], json!([
-        {"role": "system", "content": "You keep the memory."},
-        {"role": "user", "content": "hello"},
-    ]));
+    assert_eq!(
+        body["messages"],
+        json!([
+            {"role": "system", "content": "You keep the memory."},
+            {"role": "user", "content": "hello"},
+        ])
+    );
     assert_eq!(body["tools"][0]["type"], "function");
     assert_eq!(body["tools"][1]["function"]["parameters"]["required"], json!(["file_path", "content"]));
     // OpenAI's own API gets the current cap field; compatible servers get max_tokens.
@@ -134,7 +137,8 @@ fn parallel_tool_calls_round_trip_with_their_results() -> TestResult {
     assert_eq!(messages[2]["role"], "assistant");
     assert_eq!(messages[2]["content"], json!(null));
     assert_eq!(messages[2]["tool_calls"][0]["function"]["name"], "Read");
-    let sent: serde_json::Value = serde_json::from_str(messages[2]["tool_calls"][1]["function"]["arguments"].as_str().unwrap_or(""))?;
+    let sent: serde_json::Value =
+        serde_json::from_str(messages[2]["tool_calls"][1]["function"]["arguments"].as_str().unwrap_or(""))?;
     assert_eq!(sent, json!({"file_path": "topics/core.md", "content": "Ada likes tea."}));
     assert_eq!(messages[3], json!({"role": "tool", "tool_call_id": "call_a", "content": "file not found"}));
     assert_eq!(messages[4], json!({"role": "tool", "tool_call_id": "call_b", "content": "written"}));
@@ -152,7 +156,9 @@ fn malformed_tool_arguments_are_surfaced_not_fatal() -> TestResult {
     let mut conversation = request("x");
     let response = client.complete(&conversation)?;
     match &response.tool_calls[0].arguments {
-        ToolArguments::Malformed { raw, .. } => assert_eq!(raw, r#"{"file_path": "topics/a.md", "content": "unterminated"#),
+        ToolArguments::Malformed { raw, .. } => {
+            assert_eq!(raw, r#"{"file_path": "topics/a.md", "content": "unterminated"#)
+        }
         other => panic!("expected malformed arguments, got {other:?}"),
     }
     assert!(matches!(&response.tool_calls[1].arguments, ToolArguments::Malformed { raw, .. } if raw == "[1]"));
@@ -174,8 +180,9 @@ fn malformed_tool_arguments_are_surfaced_not_fatal() -> TestResult {
 
 #[test]
 fn a_429_is_retried_after_the_retry_after_it_names() -> TestResult {
-    let limited = Step::error(429, openai::error("Rate limit reached for requests", "requests", Some("rate_limit_exceeded")))
-        .header("retry-after", "2");
+    let limited =
+        Step::error(429, openai::error("Rate limit reached for requests", "requests", Some("rate_limit_exceeded")))
+            .header("retry-after", "2");
     let (server, client, sleeper) = start(vec![limited, Step::ok(openai::text("ok", 5, 1))]);
     let reply = client.complete(&request("x"))?;
     assert_eq!(reply.text, "ok");
@@ -193,7 +200,8 @@ fn retry_after_ms_wins_and_backoff_fills_in_without_a_header() -> TestResult {
             None => step,
         }
     };
-    let (server, client, sleeper) = start(vec![limited(Some("1500")), limited(None), Step::ok(openai::text("ok", 1, 1))]);
+    let (server, client, sleeper) =
+        start(vec![limited(Some("1500")), limited(None), Step::ok(openai::text("ok", 1, 1))]);
     client.complete(&request("x"))?;
     // Backoff with the jitter fixed at 0.5: the second retry waits 3/4 of 2 × 500 ms.
     assert_eq!(sleeper.waits(), vec![Duration::from_millis(1500), Duration::from_millis(750)]);
@@ -203,7 +211,9 @@ fn retry_after_ms_wins_and_backoff_fills_in_without_a_header() -> TestResult {
 
 #[test]
 fn a_persistent_500_is_retried_then_classified_provider_internal() -> TestResult {
-    let internal = || Step::error(500, openai::error("The server had an error while processing your request.", "server_error", None));
+    let internal = || {
+        Step::error(500, openai::error("The server had an error while processing your request.", "server_error", None))
+    };
     let (server, client, sleeper) = start(vec![internal(), internal(), internal(), internal()]);
     let error = client.complete(&request("x")).expect_err("four 500s fail the call");
     assert_eq!(error.reason(), ProviderReason::Provider);
@@ -234,7 +244,8 @@ fn x_should_retry_false_stops_the_retries() -> TestResult {
 #[test]
 fn a_401_is_not_retried_and_never_shows_the_key() -> TestResult {
     // OpenAI echoes a masked key; a careless proxy might echo it whole.
-    let body = openai::error(&format!("Incorrect API key provided: {KEY}."), "invalid_request_error", Some("invalid_api_key"));
+    let body =
+        openai::error(&format!("Incorrect API key provided: {KEY}."), "invalid_request_error", Some("invalid_api_key"));
     let (server, client, sleeper) = start(vec![Step::error(401, body)]);
     let error = client.complete(&request("x")).expect_err("401 fails");
     assert_eq!(error.reason(), ProviderReason::Auth);
@@ -243,7 +254,14 @@ fn a_401_is_not_retried_and_never_shows_the_key() -> TestResult {
     assert!(sleeper.waits().is_empty());
     let agent = AgentError::from(error.clone());
     let failure = classify(&PassError::Agent(agent.clone()));
-    for text in [error.to_string(), format!("{error:?}"), agent.to_string(), format!("{agent:?}"), failure.reason, format!("{client:?}")] {
+    for text in [
+        error.to_string(),
+        format!("{error:?}"),
+        agent.to_string(),
+        format!("{agent:?}"),
+        failure.reason,
+        format!("{client:?}"),
+    ] {
         assert!(!text.contains(KEY), "the key leaked into {text}");
         assert!(!text.contains("SECRET"), "part of the key leaked into {text}");
     }
@@ -253,7 +271,11 @@ fn a_401_is_not_retried_and_never_shows_the_key() -> TestResult {
 
 #[test]
 fn a_403_is_authorization_and_an_exhausted_quota_is_not_retried() -> TestResult {
-    let quota = openai::error("You exceeded your current quota, please check your plan and billing details.", "insufficient_quota", Some("insufficient_quota"));
+    let quota = openai::error(
+        "You exceeded your current quota, please check your plan and billing details.",
+        "insufficient_quota",
+        Some("insufficient_quota"),
+    );
     let denied = openai::error("You are not allowed to sample from this model", "invalid_request_error", None);
     let (server, client, sleeper) = start(vec![Step::error(429, quota), Step::error(403, denied)]);
     let error = client.complete(&request("x")).expect_err("quota fails");
@@ -301,7 +323,11 @@ fn context_length_errors_as_openai_and_compatible_servers_send_them() -> TestRes
 #[test]
 fn other_4xx_is_an_invalid_request_and_content_policy_is_its_own() -> TestResult {
     let invalid = openai::error("Invalid value for 'model'", "invalid_request_error", Some("model_not_found"));
-    let policy = openai::error("Your request was rejected as a result of our safety system.", "invalid_request_error", Some("content_policy_violation"));
+    let policy = openai::error(
+        "Your request was rejected as a result of our safety system.",
+        "invalid_request_error",
+        Some("content_policy_violation"),
+    );
     let (server, client, _) = start(vec![Step::error(404, invalid), Step::error(400, policy)]);
     assert_eq!(pass_code(&client.complete(&request("x")).expect_err("404")), (Code::ModelInvalidRequest, false));
     assert_eq!(pass_code(&client.complete(&request("x")).expect_err("policy")), (Code::ModelContentPolicy, false));
@@ -313,10 +339,16 @@ fn other_4xx_is_an_invalid_request_and_content_policy_is_its_own() -> TestResult
 fn a_stalled_reply_times_out_as_model_timeout() -> TestResult {
     let server = ModelServer::start(Wire::OpenAi, Some(KEY), vec![Step::Stall]);
     let spec = scriptorium_writer_runtime::llm::ModelSpec::parse("openai/gpt-4.1-mini")?;
-    let mut config = scriptorium_writer_runtime::llm::ClientConfig::resolve(spec, Some(&server.base_url(Wire::OpenAi)), Some(KEY), &|_| None)?;
+    let mut config = scriptorium_writer_runtime::llm::ClientConfig::resolve(
+        spec,
+        Some(&server.base_url(Wire::OpenAi)),
+        Some(KEY),
+        &|_| None,
+    )?;
     config.timeouts.request = Duration::from_millis(300);
     let sleeper = Arc::new(RecordingSleeper::default());
-    let client = LlmClient::new(config).with_sleeper(Arc::clone(&sleeper) as Arc<dyn scriptorium_writer_runtime::llm::Sleeper>);
+    let client =
+        LlmClient::new(config).with_sleeper(Arc::clone(&sleeper) as Arc<dyn scriptorium_writer_runtime::llm::Sleeper>);
     let error = client.complete(&request("x")).expect_err("a stalled server times out");
     assert_eq!(error.reason(), ProviderReason::Timeout);
     // The model may have worked the whole time: the pass retries later, not this call.
@@ -370,7 +402,8 @@ fn a_refused_connection_is_transport_after_the_retries() -> TestResult {
 
 #[test]
 fn a_retry_after_beyond_the_cap_ends_the_call_at_once() -> TestResult {
-    let step = Step::error(429, openai::error("slow down", "requests", Some("rate_limit_exceeded"))).header("retry-after", "3600");
+    let step = Step::error(429, openai::error("slow down", "requests", Some("rate_limit_exceeded")))
+        .header("retry-after", "3600");
     let (server, client, sleeper) = start(vec![step]);
     let error = client.complete(&request("x")).expect_err("an hour is too long to wait");
     assert_eq!(pass_code(&error), (Code::ModelRateLimit, true));

@@ -340,7 +340,10 @@ fn check_openai_body(body: &Value, found: &mut Vec<String>) {
             let at = format!("tools[{i}]");
             expect(found, tool.get("type") == Some(&json!("function")), || format!("{at}: type is not function"));
             let function = tool.get("function").and_then(Value::as_object);
-            let Some(function) = function else { found.push(format!("{at}: no function")); continue };
+            let Some(function) = function else {
+                found.push(format!("{at}: no function"));
+                continue;
+            };
             keys_within(function, &["name", "description", "parameters", "strict"], &at, found);
             let name = function.get("name").and_then(Value::as_str).unwrap_or_default();
             expect(found, is_tool_name(name), || format!("{at}: bad name `{name}`"));
@@ -354,7 +357,10 @@ fn check_openai_body(body: &Value, found: &mut Vec<String>) {
     let mut open: Vec<String> = Vec::new();
     for (i, message) in messages.iter().enumerate() {
         let at = format!("messages[{i}]");
-        let Some(message) = message.as_object() else { found.push(format!("{at}: not an object")); continue };
+        let Some(message) = message.as_object() else {
+            found.push(format!("{at}: not an object"));
+            continue;
+        };
         let role = message.get("role").and_then(Value::as_str).unwrap_or_default();
         if role != "tool" && !open.is_empty() {
             found.push(format!("{at}: tool calls {open:?} were not answered before this message"));
@@ -372,7 +378,8 @@ fn check_openai_body(body: &Value, found: &mut Vec<String>) {
                 if message.contains_key("tool_calls") {
                     expect(found, !calls.is_empty(), || format!("{at}: tool_calls is present but empty"));
                 }
-                let text_ok = content.is_some_and(Value::is_string) || (content.is_none_or(Value::is_null) && !calls.is_empty());
+                let text_ok =
+                    content.is_some_and(Value::is_string) || (content.is_none_or(Value::is_null) && !calls.is_empty());
                 expect(found, text_ok, || format!("{at}: content is neither a string nor null with tool calls"));
                 for (j, call) in calls.iter().enumerate() {
                     let at = format!("{at}.tool_calls[{j}]");
@@ -415,7 +422,10 @@ fn check_anthropic_body(body: &Value, found: &mut Vec<String>) {
     if let Some(tools) = object.get("tools") {
         for (i, tool) in tools.as_array().map(Vec::as_slice).unwrap_or_default().iter().enumerate() {
             let at = format!("tools[{i}]");
-            let Some(tool) = tool.as_object() else { found.push(format!("{at}: not an object")); continue };
+            let Some(tool) = tool.as_object() else {
+                found.push(format!("{at}: not an object"));
+                continue;
+            };
             keys_within(tool, &["name", "description", "input_schema"], &at, found);
             let name = tool.get("name").and_then(Value::as_str).unwrap_or_default();
             expect(found, is_tool_name(name), || format!("{at}: bad name `{name}`"));
@@ -463,9 +473,11 @@ fn check_anthropic_body(body: &Value, found: &mut Vec<String>) {
         for (j, block) in blocks.iter().enumerate() {
             let at = format!("{at}.content[{j}]");
             match block.get("type").and_then(Value::as_str).unwrap_or_default() {
-                "text" => expect(found, block.get("text").and_then(Value::as_str).is_some_and(|t| !t.is_empty()), || {
-                    format!("{at}: text blocks must be non-empty")
-                }),
+                "text" => {
+                    expect(found, block.get("text").and_then(Value::as_str).is_some_and(|t| !t.is_empty()), || {
+                        format!("{at}: text blocks must be non-empty")
+                    })
+                }
                 "tool_use" => {
                     expect(found, role == "assistant", || format!("{at}: tool_use outside an assistant turn"));
                     let id = block.get("id").and_then(Value::as_str).unwrap_or_default();
@@ -495,7 +507,12 @@ pub(crate) mod openai {
 
     /// A text reply.
     pub(crate) fn text(content: &str, prompt_tokens: u64, completion_tokens: u64) -> Value {
-        reply(json!({"role": "assistant", "content": content, "refusal": null}), "stop", prompt_tokens, completion_tokens)
+        reply(
+            json!({"role": "assistant", "content": content, "refusal": null}),
+            "stop",
+            prompt_tokens,
+            completion_tokens,
+        )
     }
 
     /// A reply of tool calls `(id, name, arguments text)`, with `content: null`.
@@ -506,7 +523,12 @@ pub(crate) mod openai {
                 json!({"id": id, "type": "function", "function": {"name": name, "arguments": arguments}})
             })
             .collect();
-        reply(json!({"role": "assistant", "content": null, "tool_calls": calls}), "tool_calls", prompt_tokens, completion_tokens)
+        reply(
+            json!({"role": "assistant", "content": null, "tool_calls": calls}),
+            "tool_calls",
+            prompt_tokens,
+            completion_tokens,
+        )
     }
 
     fn reply(message: Value, finish_reason: &str, prompt_tokens: u64, completion_tokens: u64) -> Value {
@@ -598,7 +620,9 @@ pub(crate) mod harness {
         let spec = ModelSpec::parse(spec).expect("the test's model spec parses");
         let mut config = ClientConfig::resolve(spec, Some(base_url), key, &|_| None).expect("the test config resolves");
         config.timeouts.request = Duration::from_secs(20);
-        LlmClient::new(config).with_sleeper(Arc::clone(sleeper) as Arc<dyn Sleeper>).with_jitter(Arc::new(FixedJitter(0.5)))
+        LlmClient::new(config)
+            .with_sleeper(Arc::clone(sleeper) as Arc<dyn Sleeper>)
+            .with_jitter(Arc::new(FixedJitter(0.5)))
     }
 }
 
