@@ -81,7 +81,8 @@ pub(crate) fn request_body(model: &str, request: &ChatRequest, max_tokens: u32, 
             Message::System(text) => WireMessage::System { content: text },
             Message::User(text) => WireMessage::User { content: text },
             Message::Assistant(turn) => WireMessage::Assistant {
-                content: turn.text.as_deref(),
+                // `null` content is valid only beside tool calls.
+                content: turn.text.as_deref().or(turn.tool_calls.is_empty().then_some("")),
                 tool_calls: turn
                     .tool_calls
                     .iter()

@@ -258,6 +258,14 @@ fn openai_bodies_keep_messages_in_place() {
     assert_eq!(body["messages"][5], json!({"role": "tool", "tool_call_id": "c2", "content": "bad json"}));
     assert_eq!(body["max_completion_tokens"], 100);
     assert!(body.get("tools").is_none(), "an empty tool list is left out");
+    // An empty turn (no text, no calls) still has the string content the API requires.
+    let empty = ChatRequest {
+        messages: vec![Message::User("u".into()), Message::Assistant(AssistantMessage::default())],
+        ..ChatRequest::default()
+    };
+    let body: Value = serde_json::from_slice(&super::openai::request_body("m", &empty, 10, false)).expect("json");
+    assert_eq!(body["messages"][1], json!({"role": "assistant", "content": ""}));
+    assert_eq!(body["max_tokens"], 10);
 }
 
 #[test]
