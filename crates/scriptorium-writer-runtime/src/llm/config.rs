@@ -114,7 +114,8 @@ impl ApiKey {
         Ok(ApiKey(key.to_owned()))
     }
 
-    /// The key itself, for the one header that carries it.
+    /// The key itself, for the one header that carries it and for the secrets
+    /// [`crate::redact`] scrubs from `agent-history.jsonl`.
     pub(crate) fn expose(&self) -> &str {
         &self.0
     }
@@ -122,13 +123,13 @@ impl ApiKey {
 
 impl std::fmt::Debug for ApiKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("ApiKey(<redacted>)")
+        f.write_str("ApiKey([redacted])")
     }
 }
 
 impl std::fmt::Display for ApiKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("<redacted>")
+        f.write_str("[redacted]")
     }
 }
 

@@ -134,7 +134,7 @@ impl LlmError {
     /// Drop every occurrence of the key from the message (a provider may echo it back).
     pub(crate) fn redacted(mut self, key: Option<&ApiKey>) -> Self {
         if let Some(key) = key {
-            self.message = self.message.replace(key.expose(), "<redacted>");
+            self.message = crate::trajectory::redact(&self.message, &[key.expose()]);
         }
         self
     }
