@@ -46,7 +46,10 @@ fn model_specs_parse_provider_and_model() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(64))]
+    #![proptest_config(ProptestConfig {
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|cases| cases.parse().ok()).unwrap_or(64),
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn any_spec_either_parses_back_to_itself_or_is_refused_with_the_code(spec in "[a-z-]{0,20}/?[ -~]{0,20}") {

@@ -412,3 +412,22 @@ fn a_retry_after_beyond_the_cap_ends_the_call_at_once() -> TestResult {
     server.finish();
     Ok(())
 }
+
+#[test]
+fn a_retry_after_date_is_measured_against_the_injected_clock() -> TestResult {
+    struct At(f64);
+    impl scriptorium_writer_runtime::Clock for At {
+        fn now(&self) -> f64 {
+            self.0
+        }
+    }
+    // 2026-12-02T00:00:05Z is 1_796_169_605.
+    let step = Step::error(429, openai::error("slow down", "requests", Some("rate_limit_exceeded")))
+        .header("retry-after", "Wed, 02 Dec 2026 00:00:05 GMT");
+    let (server, client, sleeper) = start(vec![step, Step::ok(openai::text("ok", 1, 1))]);
+    let client = client.with_clock(Arc::new(At(1_796_169_600.0)));
+    client.complete(&request("x"))?;
+    assert_eq!(sleeper.waits(), vec![Duration::from_secs(5)]);
+    server.finish();
+    Ok(())
+}
