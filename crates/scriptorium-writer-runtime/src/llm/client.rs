@@ -3,6 +3,7 @@
 //! the failure that remains.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::agent::ProviderReason;
 use crate::clock::{Clock, SystemClock};
@@ -19,7 +20,25 @@ pub trait ChatModel: Send + Sync {
     fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError>;
 }
 
-/// The HTTP client for the configured provider.
+/// A failed attempt: its error, the wait the reply asked for, and whether the provider
+/// allows another try (`x-should-retry: false` forbids it).
+struct Failed {
+    error: LlmError,
+    wait: Option<Duration>,
+    may_retry: bool,
+}
+
+impl Failed {
+    fn plain(error: LlmError) -> Self {
+        Failed { error, wait: None, may_retry: true }
+    }
+}
+
+/// The HTTP client for the configured provider. [`ChatModel::complete`] makes up to
+/// [`RetryPolicy::max_attempts`](crate::llm::RetryPolicy) attempts: 429 (unless the quota
+/// is exhausted), 5xx, 408/409, transport failures and truncated bodies are retried after
+/// the reply's `Retry-After` or a jittered backoff; everything else, and a request timeout,
+/// ends the call with its classified [`LlmError`], the key scrubbed from its message.
 pub struct LlmClient {
     config: ClientConfig,
     transport: Transport,
@@ -93,8 +112,8 @@ impl LlmClient {
         }
     }
 
-    /// One attempt, and the wait its reply asks for before another.
-    fn attempt(&self, url: &str, body: &[u8]) -> Result<ChatResponse, (LlmError, Option<std::time::Duration>, bool)> {
+    /// One attempt; a failure says what the reply asked of the next one.
+    fn attempt(&self, url: &str, body: &[u8]) -> Result<ChatResponse, Failed> {
         let provider = self.config.spec.provider.as_str();
         let bearer;
         let mut headers: Vec<(&str, &str)> = Vec::new();
@@ -111,16 +130,17 @@ impl LlmClient {
             }
             (_, None) => {}
         }
-        let reply = self.transport.post_json(url, &headers, body).map_err(|error| (error, None, true))?;
+        let reply = self.transport.post_json(url, &headers, body).map_err(Failed::plain)?;
         if (200..300).contains(&reply.status) {
             return self.parse(&reply.body).map_err(|why| {
                 let error =
                     LlmError::new(ProviderReason::Provider, true, format!("{provider}: malformed reply: {why}"));
-                (error.with_status(reply.status), None, true)
+                Failed::plain(error.with_status(reply.status))
             });
         }
         let wait = retry_after(reply.retry_after_ms.as_deref(), reply.retry_after.as_deref(), self.clock.as_ref());
-        Err((classify_reply(provider, reply.status, &reply.body), wait, reply.should_retry != Some(false)))
+        let error = classify_reply(provider, reply.status, &reply.body);
+        Err(Failed { error, wait, may_retry: reply.should_retry != Some(false) })
     }
 }
 
@@ -131,9 +151,9 @@ impl ChatModel for LlmClient {
         let policy = self.config.retry;
         let mut attempt = 1;
         loop {
-            let (error, asked, may_retry) = match self.attempt(&url, &body) {
+            let Failed { error, wait: asked, may_retry } = match self.attempt(&url, &body) {
                 Ok(response) => return Ok(response),
-                Err(failure) => failure,
+                Err(failed) => failed,
             };
             // A timed-out call may have run the model to the end: the pass retries it, not the call.
             let worth_it = error.retryable() && error.reason() != ProviderReason::Timeout && may_retry;
