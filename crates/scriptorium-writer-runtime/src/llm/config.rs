@@ -20,7 +20,7 @@ pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 pub const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 8192;
 
 /// Who serves the model, and so which wire format a call speaks.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Provider {
     /// OpenAI's Chat Completions API.
     OpenAi,

@@ -35,7 +35,7 @@ fn model_specs_parse_provider_and_model() {
     // The model keeps every later slash (a Hugging Face id on a vLLM server).
     let spec = ModelSpec::parse("openai-compatible/meta-llama/Llama-3.1-8B-Instruct").expect("valid");
     assert_eq!(
-        (spec.provider.clone(), spec.model.as_str()),
+        (spec.provider, spec.model.as_str()),
         (Provider::OpenAiCompatible, "meta-llama/Llama-3.1-8B-Instruct")
     );
     assert_eq!(spec.to_string(), "openai-compatible/meta-llama/Llama-3.1-8B-Instruct");
