@@ -34,10 +34,7 @@ fn model_specs_parse_provider_and_model() {
     assert_eq!(spec.provider, Provider::Anthropic);
     // The model keeps every later slash (a Hugging Face id on a vLLM server).
     let spec = ModelSpec::parse("openai-compatible/meta-llama/Llama-3.1-8B-Instruct").expect("valid");
-    assert_eq!(
-        (spec.provider, spec.model.as_str()),
-        (Provider::OpenAiCompatible, "meta-llama/Llama-3.1-8B-Instruct")
-    );
+    assert_eq!((spec.provider, spec.model.as_str()), (Provider::OpenAiCompatible, "meta-llama/Llama-3.1-8B-Instruct"));
     assert_eq!(spec.to_string(), "openai-compatible/meta-llama/Llama-3.1-8B-Instruct");
     for bad in ["", "gpt-4", "openai/", "openai/ gpt", "google/gemini", "OpenAI/gpt-4", "/gpt", "openai/a\u{7}b"] {
         let error = ModelSpec::parse(bad).expect_err(bad);
