@@ -98,6 +98,10 @@ const ALLOWED_EXTERNAL: &[(&str, &[&str])] = &[
             "serde_json",
             // Unpaired group speech gets its message id from SHA-256 of its identity (spec 02 §2.12).
             "sha2",
+            // The LLM clients' wire types (Chat Completions, Messages): derive, no hand-written JSON walking.
+            "serde",
+            // The LLM clients' HTTP: synchronous, rustls, no tokio below the CLI (05-dependencies §A10); private to src/llm/http.rs.
+            "ureq",
         ],
     ),
     (

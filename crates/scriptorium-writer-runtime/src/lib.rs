@@ -23,6 +23,7 @@ mod batch;
 mod clock;
 mod error;
 mod failure;
+pub mod llm;
 mod migrate;
 mod pass;
 mod prompt;
