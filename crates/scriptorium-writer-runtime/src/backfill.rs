@@ -52,9 +52,9 @@ pub struct BackfillReport {
 
 /// One uncited trusted source, as the writer will see it.
 #[derive(Clone, Debug)]
-struct Candidate {
-    event: SourceEvent,
-    tokens: usize,
+pub(crate) struct Candidate {
+    pub(crate) event: SourceEvent,
+    pub(crate) tokens: usize,
 }
 
 impl Runtime {
@@ -92,7 +92,7 @@ impl Runtime {
 
     /// Every trusted source event no topic unit cites, v2 frames preferred over a legacy
     /// event of the same id, in (path, line, id) order.
-    fn candidates(&self, lock: &WriteLock) -> Result<Vec<Candidate>, PassError> {
+    pub(crate) fn candidates(&self, lock: &WriteLock) -> Result<Vec<Candidate>, PassError> {
         let snapshot = self.workspace().snapshot_locked(lock)?;
         let cited: HashSet<&str> =
             snapshot.claims.iter().flat_map(|claim| claim.unit.source_refs.iter().map(String::as_str)).collect();
@@ -187,7 +187,7 @@ fn budget_prefix(pending: &[Candidate], budget: usize) -> &[Candidate] {
 
 /// The batch as observed sessions: consecutive sources of one date share a heading
 /// (`event.date` or `undated`); the speaker is the first of label, display, id, `user`.
-fn observed_sessions(batch: &[Candidate]) -> String {
+pub(crate) fn observed_sessions(batch: &[Candidate]) -> String {
     let mut sections: Vec<String> = Vec::new();
     let mut group: Vec<WriterRecord> = Vec::new();
     let mut date: Option<String> = None;

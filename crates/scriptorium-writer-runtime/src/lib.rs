@@ -26,6 +26,7 @@ mod failure;
 pub mod llm;
 mod migrate;
 mod pass;
+mod promote;
 mod prompt;
 mod records;
 mod status;
@@ -53,6 +54,7 @@ pub use crate::pass::{
     GLOBAL_ORGANIZE_SECONDS, LOCAL_ORGANIZE_BATCHES, LOCAL_ORGANIZE_TOKENS, ORGANIZE_MESSAGE, ReorganizeReport,
     ReorganizeStatus, Runtime, RuntimeConfig, WRITE_MESSAGE, all_sessions, pending_turns, session_pending,
 };
+pub use crate::promote::PromoteReport;
 pub use crate::prompt::{SYSTEM_CONTRACT, StageName, organize_task, repair_task, write_task};
 pub use crate::records::{AUTHORITY_SCHEMA_KEY, PROVIDER, Record, RecordError, records};
 pub use crate::status::{

@@ -8,6 +8,8 @@ mod failures;
 mod llm_anthropic;
 mod llm_openai;
 mod model_server;
+mod promote;
+mod promote;
 mod store;
 mod support;
 mod unpaired;
