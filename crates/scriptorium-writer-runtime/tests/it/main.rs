@@ -9,7 +9,6 @@ mod llm_anthropic;
 mod llm_openai;
 mod model_server;
 mod promote;
-mod promote;
 mod store;
 mod support;
 mod unpaired;
