@@ -98,6 +98,8 @@ const ALLOWED_EXTERNAL: &[(&str, &[&str])] = &[
             "serde_json",
             // Unpaired group speech gets its message id from SHA-256 of its identity (spec 02 §2.12).
             "sha2",
+            // The writer stage's Grep and Glob (spec 02 §10.4): linear-time regex, no backtracking on model input.
+            "regex",
         ],
     ),
     (

@@ -25,6 +25,7 @@ mod failure;
 mod migrate;
 mod pass;
 mod records;
+mod stage;
 mod status;
 mod store;
 mod unpaired;
@@ -49,6 +50,10 @@ pub use crate::pass::{
     ReorganizeStatus, Runtime, RuntimeConfig, WRITE_MESSAGE, all_sessions, pending_turns, session_pending,
 };
 pub use crate::records::{AUTHORITY_SCHEMA_KEY, PROVIDER, Record, RecordError, records};
+pub use crate::stage::{
+    GLOB_LIMIT, GREP_LIMIT, GREP_LINE_CHARS, LISTING_PROSE_CHARS, MAX_ARGUMENT_BYTES, MAX_FILE_BYTES, READ_LIMIT_CHARS,
+    STAGE_PARENT, STRUCTURE_HEADING, Stage, TOOL_NAMES, ToolDefinition, ToolErrorCode, ToolOutcome, tool_definitions,
+};
 pub use crate::status::{
     LastFailure, STATUS_FILE, STATUS_VERSION, WriterStatus, read_status, read_status_file, record_failure,
     record_success,
