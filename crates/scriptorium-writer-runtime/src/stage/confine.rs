@@ -6,7 +6,9 @@
 //! same way; the stage adds what a model-chosen path must not do on top.
 
 use scriptorium_archive_format::collision_key;
-use scriptorium_transaction::{ErrorCode as TxCode, SUPERSEDED_DIR, TopicPath, is_hidden_component, workspace_relative};
+use scriptorium_transaction::{
+    ErrorCode as TxCode, SUPERSEDED_DIR, TopicPath, is_hidden_component, workspace_relative,
+};
 
 use super::tools::ToolError;
 

@@ -38,8 +38,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use scriptorium_archive_format::collision_key;
 use scriptorium_transaction::{
-    DIR_MODE, Edit, Error as TxError, ErrorCode as TxCode, FILE_MODE, FileChange, FileClass, Listing, Scope,
-    TopicPath, WRITER_STAGE_ITEMS, Workspace,
+    DIR_MODE, Edit, Error as TxError, ErrorCode as TxCode, FILE_MODE, FileChange, FileClass, Listing, Scope, TopicPath,
+    WRITER_STAGE_ITEMS, Workspace,
 };
 
 use self::tools::ToolError;
@@ -47,7 +47,7 @@ use self::tools::ToolError;
 pub use self::listing::{LISTING_PROSE_CHARS, STRUCTURE_HEADING};
 pub use self::schema::{ToolDefinition, tool_definitions};
 pub use self::tools::{
-    GLOB_LIMIT, GREP_LINE_CHARS, GREP_LIMIT, MAX_ARGUMENT_BYTES, MAX_FILE_BYTES, READ_LIMIT_CHARS, TOOL_NAMES,
+    GLOB_LIMIT, GREP_LIMIT, GREP_LINE_CHARS, MAX_ARGUMENT_BYTES, MAX_FILE_BYTES, READ_LIMIT_CHARS, TOOL_NAMES,
     ToolErrorCode, ToolOutcome,
 };
 
@@ -66,7 +66,13 @@ struct BaseFile {
 
 impl BaseFile {
     fn of(meta: &fs::Metadata) -> Self {
-        BaseFile { dev: meta.dev(), ino: meta.ino(), len: meta.len(), mtime: meta.mtime(), mtime_nsec: meta.mtime_nsec() }
+        BaseFile {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            len: meta.len(),
+            mtime: meta.mtime(),
+            mtime_nsec: meta.mtime_nsec(),
+        }
     }
 }
 
@@ -203,7 +209,8 @@ impl Stage {
                         continue;
                     }
                     let text = String::from_utf8(bytes).map_err(|_| {
-                        TxError::new(TxCode::InvalidArgument, "a staged topic file is not UTF-8").with_path(path.clone())
+                        TxError::new(TxCode::InvalidArgument, "a staged topic file is not UTF-8")
+                            .with_path(path.clone())
                     })?;
                     Some(text)
                 }

@@ -196,7 +196,10 @@ fn edit_replaces_exact_text_once_or_everywhere() {
             json!({"file_path": "topics/people/ada.md", "old_string": old, "new_string": new, "replace_all": all}),
         )
     };
-    assert_eq!(edit(&mut stage, "green tea", "coffee", Value::Null), Ok("Edited topics/people/ada.md: replaced 1 occurrence".into()));
+    assert_eq!(
+        edit(&mut stage, "green tea", "coffee", Value::Null),
+        Ok("Edited topics/people/ada.md: replaced 1 occurrence".into())
+    );
     assert!(read(&mut stage, "topics/people/ada.md").expect("read").contains("drinks coffee every"));
     assert_eq!(edit(&mut stage, "green tea", "x", Value::Null), Err(ToolErrorCode::EditNoMatch));
     assert_eq!(edit(&mut stage, "e", "E", Value::Null), Err(ToolErrorCode::EditAmbiguous));
@@ -206,7 +209,8 @@ fn edit_replaces_exact_text_once_or_everywhere() {
     let all = edit(&mut stage, "Ada", "ADA", json!(true)).expect("replace all");
     assert_eq!(all, "Edited topics/people/ada.md: replaced 2 occurrences");
     assert!(!read(&mut stage, "topics/people/ada.md").expect("read").contains("Ada"));
-    let missing = call(&mut stage, "Edit", json!({"file_path": "topics/nope.md", "old_string": "a", "new_string": "b"}));
+    let missing =
+        call(&mut stage, "Edit", json!({"file_path": "topics/nope.md", "old_string": "a", "new_string": "b"}));
     assert_eq!(missing, Err(ToolErrorCode::NotFound));
     let derived = call(&mut stage, "Edit", json!({"file_path": "core.md", "old_string": "Core", "new_string": "b"}));
     assert_eq!(derived, Err(ToolErrorCode::ReadOnlyPath));
@@ -230,7 +234,10 @@ fn glob_matches_whole_paths_recursively_with_directories_marked() {
     let mut stage = Stage::new(&workspace).expect("stage");
     let glob = |stage: &mut Stage, pattern: &str| call(stage, "Glob", json!({"pattern": pattern}));
     assert_eq!(glob(&mut stage, "topics/**/*.md"), Ok("topics/core.md\ntopics/people/ada.md".into()));
-    assert_eq!(glob(&mut stage, "**/*.md"), Ok("core.md\ntimeline/2024.md\ntopics/core.md\ntopics/people/ada.md".into()));
+    assert_eq!(
+        glob(&mut stage, "**/*.md"),
+        Ok("core.md\ntimeline/2024.md\ntopics/core.md\ntopics/people/ada.md".into())
+    );
     assert_eq!(glob(&mut stage, "*.md"), Ok("core.md".into()));
     assert_eq!(glob(&mut stage, "topics/*"), Ok("topics/core.md\ntopics/notes.txt\ntopics/people/".into()));
     assert_eq!(glob(&mut stage, "topics/{core,notes}.*"), Ok("topics/core.md\ntopics/notes.txt".into()));
@@ -264,7 +271,11 @@ fn grep_prints_path_line_text_within_its_limits() {
         Ok("core.md:1:# Core render\ntopics/core.md:1:# Core".into())
     );
     assert_eq!(grep(&mut stage, json!({"pattern": "Core", "path": "topics"})), Ok("topics/core.md:1:# Core".into()));
-    assert_eq!(grep(&mut stage, json!({"pattern": "tea", "path": "topics/people/ada.md"})).map(|s| s.starts_with("topics/people/ada.md:5:Ada")), Ok(true));
+    assert_eq!(
+        grep(&mut stage, json!({"pattern": "tea", "path": "topics/people/ada.md"}))
+            .map(|s| s.starts_with("topics/people/ada.md:5:Ada")),
+        Ok(true)
+    );
     assert!(grep(&mut stage, json!({"pattern": "secret"})).expect("searched").starts_with("No lines match"));
     assert_eq!(grep(&mut stage, json!({"pattern": "x", "path": "sources"})), Err(ToolErrorCode::SourcesReadOnly));
     assert_eq!(grep(&mut stage, json!({"pattern": "x", "path": "topics/none"})), Err(ToolErrorCode::NotFound));
@@ -288,7 +299,10 @@ fn move_and_delete_work_on_topic_files_and_directories() {
         call(stage, "Move", json!({"source_path": from, "destination_path": to}))
     };
     write(&mut stage, "topics/people/bob.md", "# Bob\n").expect("write");
-    assert_eq!(mv(&mut stage, "topics/people", "topics/friends"), Ok("Moved topics/people to topics/friends (2 files)".into()));
+    assert_eq!(
+        mv(&mut stage, "topics/people", "topics/friends"),
+        Ok("Moved topics/people to topics/friends (2 files)".into())
+    );
     assert_eq!(read(&mut stage, "topics/friends/ada.md"), Ok(ADA.into()));
     assert_eq!(read(&mut stage, "topics/people/ada.md"), Err(ToolErrorCode::NotFound));
     assert_eq!(mv(&mut stage, "topics/friends/ada.md", "topics/core.md"), Err(ToolErrorCode::Exists));
@@ -316,7 +330,10 @@ fn the_diff_is_the_changed_topic_files_and_nothing_else() {
     write(&mut stage, "topics/people/ada.md", ADA).expect("same bytes");
     write(&mut stage, "topics/tmp.md", "x").expect("write");
     call(&mut stage, "Delete", json!({"path": "topics/tmp.md"})).expect("delete");
-    assert!(stage.edit().expect("diff").is_none(), "rewriting the same bytes and a created-then-deleted file are no change");
+    assert!(
+        stage.edit().expect("diff").is_none(),
+        "rewriting the same bytes and a created-then-deleted file are no change"
+    );
     write(&mut stage, "topics/new.md", "# New\n").expect("write");
     call(&mut stage, "Delete", json!({"path": "topics/core.md"})).expect("delete");
     assert_eq!(
@@ -407,7 +424,10 @@ fn the_dispatcher_answers_every_malformed_call_with_an_error() {
     assert_eq!(call(&mut stage, "Read", json!({"file_path": null})), Err(ToolErrorCode::InvalidCall));
     assert_eq!(call(&mut stage, "Write", json!({"file_path": "topics/a.md"})), Err(ToolErrorCode::InvalidCall));
     let huge = "x".repeat(super::MAX_ARGUMENT_BYTES + 1);
-    assert_eq!(call(&mut stage, "Write", json!({"file_path": "topics/a.md", "content": huge})), Err(ToolErrorCode::InvalidCall));
+    assert_eq!(
+        call(&mut stage, "Write", json!({"file_path": "topics/a.md", "content": huge})),
+        Err(ToolErrorCode::InvalidCall)
+    );
     assert_eq!(call(&mut stage, "Read", json!({"file_path": "core.md", "extra": 1})), Ok("# Core render\n".into()));
     let outcome = stage.execute_json("Read", "{\"file_path\": ");
     assert_eq!(outcome.code, Some(ToolErrorCode::InvalidCall));
@@ -428,7 +448,9 @@ fn every_tool_has_an_object_schema_whose_required_fields_are_properties() {
         let required = schema["required"].as_array().expect("required");
         assert!(!required.is_empty());
         assert!(required.iter().all(|name| name.as_str().is_some_and(|name| properties.contains_key(name))));
-        assert!(properties.values().all(|property| property["type"].is_string() && property["description"].is_string()));
+        assert!(
+            properties.values().all(|property| property["type"].is_string() && property["description"].is_string())
+        );
         assert!(!definition.description.is_empty());
         assert_eq!(definition.to_json()["name"], definition.name);
     }

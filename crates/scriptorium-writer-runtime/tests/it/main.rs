@@ -4,6 +4,7 @@
 mod branches;
 mod crash;
 mod failures;
+mod stage;
 mod store;
 mod support;
 mod unpaired;

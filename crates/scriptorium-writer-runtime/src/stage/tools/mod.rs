@@ -156,12 +156,13 @@ pub(crate) struct ToolError {
 }
 
 /// The hints (spec 02 §10.2 tool etiquette).
-const HINT_RELATIVE: &str =
-    "Use a path relative to the workspace root, such as topics/people/ada.md; nothing outside the workspace is reachable.";
+const HINT_RELATIVE: &str = "Use a path relative to the workspace root, such as topics/people/ada.md; nothing outside the workspace is reachable.";
 const HINT_SOURCES: &str = "sources/ is read-only evidence and is not part of this workspace: the conversation's full text is in the prompt. Write what it says into topic files under topics/ and cite it there.";
 const HINT_READ_ONLY: &str = "Only topic files (topics/**/*.md) can be written. The derived files (core.md, timeline/, recent_events.jsonl, relations.json) are rebuilt by the runtime; facts needed in every conversation go to topics/core.md.";
-const HINT_NOT_FOUND: &str = "Read, Edit, Move and Delete work on existing files only: use Glob to find files, and Write to create a new one.";
-const HINT_NOT_A_FILE: &str = "Name a file, not a directory: use Glob (for example topics/**/*.md) to list a directory.";
+const HINT_NOT_FOUND: &str =
+    "Read, Edit, Move and Delete work on existing files only: use Glob to find files, and Write to create a new one.";
+const HINT_NOT_A_FILE: &str =
+    "Name a file, not a directory: use Glob (for example topics/**/*.md) to list a directory.";
 const HINT_NO_MATCH: &str = "old_string must match the file's text exactly, whitespace included. Re-read the file with Read and anchor on text you saw; after two failed Edits of the same text, stop retrying it.";
 const HINT_AMBIGUOUS: &str =
     "Add surrounding text to old_string so it matches once, or set replace_all to true to replace every occurrence.";
