@@ -86,7 +86,6 @@ enum Layer {
 }
 
 /// The writer's private, confined copy of the workspace (see the module docs).
-#[derive(Debug)]
 pub struct Stage {
     dir: PathBuf,
     workspace_root: PathBuf,
@@ -430,6 +429,18 @@ impl Stage {
             break;
         }
         Ok(())
+    }
+}
+
+impl std::fmt::Debug for Stage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // A summary: the base is the whole listing.
+        f.debug_struct("Stage")
+            .field("dir", &self.dir)
+            .field("revision", &self.revision)
+            .field("base_files", &self.base.len())
+            .field("upper", &self.upper)
+            .finish_non_exhaustive()
     }
 }
 

@@ -28,6 +28,9 @@ enum Plan {
     RejectThenRepair,
     /// Write a file, then fail before committing.
     FailAfterWriting,
+    /// Commit another edit first, so the stage's diff meets a moved revision; then
+    /// refresh and commit again.
+    Concurrent,
 }
 
 /// The test stand-in for the model: it calls the stage's tools as a model would, through
@@ -56,8 +59,10 @@ fn agent_error(message: impl std::fmt::Display) -> AgentError {
     AgentError::new(AgentErrorKind::Execution, message.to_string())
 }
 
-/// The topic text citing every record of the batch, as the write prompt asks.
-fn cited(task: &WriterTask<'_>) -> String {
+/// The text of the topic file `path` citing every record of the batch, as the write
+/// prompt asks (links relative to the file).
+fn cited(task: &WriterTask<'_>, path: &str) -> String {
+    let up = "../".repeat(path.matches('/').count());
     let mut text = String::from("# Owner\n");
     for (index, record) in task.records.iter().enumerate() {
         let id = record.source.source_id();
@@ -65,7 +70,7 @@ fn cited(task: &WriterTask<'_>) -> String {
         let fact = record.source.content.split(" word").next().unwrap_or("");
         let n = index + 1;
         text.push_str(&format!(
-            "\n{fact} was said.[^e{n}]\n\n[^e{n}]: Time: `2024-05-01`; Sources: [turn](../../{location}#{anchor})\n",
+            "\n{fact} was said.[^e{n}]\n\n[^e{n}]: Time: `2024-05-01`; Sources: [turn]({up}{location}#{anchor})\n",
             anchor = source_anchor(&id)
         ));
     }
@@ -96,12 +101,15 @@ impl WriterAgent for ToolWriter {
             if outcome.is_error { Err(agent_error(outcome.content)) } else { Ok(()) }
         };
         let commit = |stage: &Stage, writer: &mut WriterStage<'_>| -> Result<_, AgentError> {
-            let edit = stage.edit().map_err(agent_error)?.ok_or_else(|| agent_error("the stage is unchanged"))?;
-            Ok(writer.commit(edit))
+            match writer.commit_stage(stage) {
+                Ok(None) => Err(agent_error("the stage is unchanged")),
+                Ok(Some(result)) => Ok(Ok(result)),
+                Err(error) => Ok(Err(error)),
+            }
         };
         match self.plan {
             Plan::Cite => {
-                write(&mut stage, &cited(task))?;
+                write(&mut stage, &cited(task, path))?;
                 commit(&stage, writer)?.map_err(agent_error)?;
             }
             Plan::RejectThenRepair => {
@@ -110,11 +118,32 @@ impl WriterAgent for ToolWriter {
                 self.rejections.lock().expect("rejections").push(error.code());
                 stage.refresh(writer.workspace()).map_err(agent_error)?;
                 assert!(stage.edit().map_err(agent_error)?.is_none(), "the refreshed stage is the committed tree");
-                write(&mut stage, &cited(task))?;
+                write(&mut stage, &cited(task, path))?;
+                commit(&stage, writer)?.map_err(agent_error)?;
+            }
+            Plan::Concurrent => {
+                write(&mut stage, &cited(task, path))?;
+                let other = stage.execute(
+                    "Write",
+                    &json!({"file_path": "topics/other.md", "content": cited(task, "topics/other.md")}),
+                );
+                assert!(!other.is_error);
+                let mut elsewhere = Stage::new(writer.workspace()).map_err(agent_error)?;
+                let moved = elsewhere.execute(
+                    "Write",
+                    &json!({"file_path": "topics/first.md", "content": cited(task, "topics/first.md")}),
+                );
+                assert!(!moved.is_error);
+                commit(&elsewhere, writer)?.map_err(agent_error)?;
+                let error = commit(&stage, writer)?.expect_err("the revision moved since the stage was made");
+                self.rejections.lock().expect("rejections").push(error.code());
+                stage.refresh(writer.workspace()).map_err(agent_error)?;
+                assert!(stage.edit().map_err(agent_error)?.is_none(), "the rejected diff is gone");
+                write(&mut stage, &cited(task, path))?;
                 commit(&stage, writer)?.map_err(agent_error)?;
             }
             Plan::FailAfterWriting => {
-                write(&mut stage, &cited(task))?;
+                write(&mut stage, &cited(task, path))?;
                 return Err(agent_error("the model stopped with an error"));
             }
         }
@@ -198,6 +227,18 @@ fn a_rejected_stage_commit_changes_nothing_and_the_repair_installs_once() -> Tes
     let topic = fx.owner_topic().expect("installed");
     assert!(!topic.contains("uncited"));
     assert_eq!(topic.matches("fact a0 was said.").count(), 1);
+    assert!(fx.stage_dirs_gone());
+    Ok(())
+}
+
+#[test]
+fn a_stage_diff_meeting_a_moved_revision_is_a_concurrent_update_that_changes_nothing() -> TestResult {
+    let fx = pass("stage-concurrent", Plan::Concurrent)?;
+    assert_eq!(fx.run()?, None);
+    assert_eq!(*fx.writer.rejections.lock().expect("rejections"), [TxCode::ConcurrentUpdate]);
+    assert!(fx.memory.join("topics/first.md").exists());
+    assert!(!fx.memory.join("topics/other.md").exists(), "the rejected diff installed nothing");
+    assert!(fx.owner_topic().is_some(), "the diff made on the refreshed stage installed");
     assert!(fx.stage_dirs_gone());
     Ok(())
 }
