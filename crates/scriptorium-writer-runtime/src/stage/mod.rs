@@ -495,6 +495,7 @@ fn make_stage_dir(runtime_dir: &Path) -> Result<PathBuf, TxError> {
         }
         Err(error) => return Err(io_error(&parent, error)),
     }
+    sweep_orphans(&parent);
     let mut last = None;
     for _ in 0..16 {
         let n = STAGE_COUNTER.fetch_add(1, Ordering::Relaxed);
@@ -507,6 +508,27 @@ fn make_stage_dir(runtime_dir: &Path) -> Result<PathBuf, TxError> {
         }
     }
     Err(io_error(&parent, last.unwrap_or_else(|| io::Error::other("no free stage name"))))
+}
+
+/// Remove the stages a killed process left behind (a drop never ran): those of another
+/// process id, when `/proc` shows that process is gone. Without `/proc` nothing is
+/// swept; a leftover stage is private and never read, only disk space.
+fn sweep_orphans(parent: &Path) {
+    let proc = Path::new("/proc");
+    if !proc.join("self").exists() {
+        return;
+    }
+    let Ok(entries) = fs::read_dir(parent) else { return };
+    let own = std::process::id().to_string();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(|name| name.split('-').next()) else { continue };
+        if pid == own || pid.is_empty() || !pid.bytes().all(|byte| byte.is_ascii_digit()) || proc.join(pid).exists() {
+            continue;
+        }
+        // `remove_dir_all` removes links, never what they point to.
+        let _ = fs::remove_dir_all(entry.path());
+    }
 }
 
 fn io_error(path: &Path, error: io::Error) -> TxError {

@@ -116,6 +116,23 @@ fn the_stage_directory_is_removed_on_drop() {
 }
 
 #[test]
+fn a_stage_left_by_a_dead_process_is_swept_and_a_live_ones_is_kept() {
+    let (_temp, workspace) = fixture("sweep");
+    let parent = workspace.runtime_dir().join(STAGE_PARENT);
+    // Process ids above Linux's pid_max (4194304) never run.
+    let dead = parent.join("4999999-0-0000000000000000");
+    std::fs::create_dir_all(dead.join("topics")).expect("orphan");
+    std::fs::write(dead.join("topics/x.md"), "left behind").expect("orphan file");
+    let live = parent.join("1-0-0000000000000000");
+    std::fs::create_dir_all(&live).expect("init's stage");
+    let stage = Stage::new(&workspace).expect("stage");
+    assert!(!dead.exists(), "the orphan is swept");
+    assert_eq!(live.exists(), std::path::Path::new("/proc/1").exists(), "a live process's stage is kept");
+    drop(stage);
+    assert!(parent.exists() == live.exists());
+}
+
+#[test]
 fn read_returns_text_and_refuses_what_it_cannot_show() {
     let (temp, workspace) = fixture("read");
     let root = temp.path().join("memory");
