@@ -102,6 +102,8 @@ const ALLOWED_EXTERNAL: &[(&str, &[&str])] = &[
             "serde",
             // The LLM clients' HTTP: synchronous, rustls, no tokio below the CLI (05-dependencies §A10); private to src/llm/http.rs.
             "ureq",
+            // The writer stage's Grep and Glob (spec 02 §10.4): linear-time regex, no backtracking on model input.
+            "regex",
         ],
     ),
     (

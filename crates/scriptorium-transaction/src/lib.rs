@@ -81,6 +81,7 @@ pub use crate::revision::{
 };
 pub use crate::runtime_state::{RuntimeState, WrittenBatch};
 pub use crate::snapshot::{Claim, Snapshot};
+pub use crate::update::WRITER_STAGE_ITEMS;
 pub use crate::update::{CitationScope, Edit, FileChange, GitMode, UpdateRequest, UpdateResult};
 pub use crate::validate::{TopicCheck, validate_topics};
 pub use crate::vfs::{

@@ -36,6 +36,7 @@ pub use self::changes::FileChange;
 pub use self::request::{CitationScope, Edit, GitMode, UpdateRequest};
 pub use self::result::UpdateResult;
 pub(crate) use self::stage::CommittedCache;
+pub use self::stage::WRITER_STAGE_ITEMS;
 pub(crate) use self::stage::read_tree;
 use self::stage::{DERIVED_FILES, StageSources, normalize_stage};
 

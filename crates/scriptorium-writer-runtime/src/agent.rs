@@ -11,6 +11,7 @@ use scriptorium_transaction::{
 };
 
 use crate::records::Record;
+use crate::stage::Stage;
 
 /// Which writer run this is (spec 02 §10).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -191,7 +192,22 @@ impl<'a> WriterStage<'a> {
     /// Commit one edit against the current revision. A rejected edit changes nothing and
     /// returns the transaction's error (the agent may repair and try again).
     pub fn commit(&mut self, edit: Edit) -> Result<UpdateResult, TxError> {
-        let mut request = UpdateRequest::new(self.workspace.revision()?, edit);
+        let base = self.workspace.revision()?;
+        self.commit_at(base, edit)
+    }
+
+    /// Commit the diff of a writer [`Stage`] made from this workspace, against the revision
+    /// the stage started from: if anything installed since (this run's own earlier commit
+    /// included), the commit is `CONCURRENT_UPDATE` and changes nothing (spec 02 §10.4).
+    /// `Ok(None)` when the stage holds no change. The caller refreshes the stage after
+    /// the commit, accepted or rejected, to continue from the committed tree.
+    pub fn commit_stage(&mut self, stage: &Stage) -> Result<Option<UpdateResult>, TxError> {
+        let Some(edit) = stage.edit()? else { return Ok(None) };
+        self.commit_at(stage.revision().to_owned(), edit).map(Some)
+    }
+
+    fn commit_at(&mut self, base: String, edit: Edit) -> Result<UpdateResult, TxError> {
+        let mut request = UpdateRequest::new(base, edit);
         request.commit_message = self.message.to_owned();
         request.git_commit = self.git;
         // New citations must resolve to trusted archived sources; the runtime archived the

@@ -29,6 +29,7 @@ mod pass;
 mod promote;
 mod prompt;
 mod records;
+mod stage;
 mod status;
 mod store;
 mod trajectory;
@@ -57,6 +58,10 @@ pub use crate::pass::{
 pub use crate::promote::PromoteReport;
 pub use crate::prompt::{SYSTEM_CONTRACT, StageName, organize_task, repair_task, write_task};
 pub use crate::records::{AUTHORITY_SCHEMA_KEY, PROVIDER, Record, RecordError, records};
+pub use crate::stage::{
+    GLOB_LIMIT, GREP_LIMIT, GREP_LINE_CHARS, LISTING_PROSE_CHARS, MAX_ARGUMENT_BYTES, MAX_FILE_BYTES, READ_LIMIT_CHARS,
+    STAGE_PARENT, STRUCTURE_HEADING, Stage, TOOL_NAMES, ToolDefinition, ToolErrorCode, ToolOutcome, tool_definitions,
+};
 pub use crate::status::{
     LastFailure, STATUS_FILE, STATUS_VERSION, WriterStatus, read_status, read_status_file, record_failure,
     record_success,

@@ -23,6 +23,12 @@ pub(crate) use self::committed::{CommittedCache, normalize_stage};
 /// The top-level derived files the derive step may rewrite.
 pub(crate) const DERIVED_FILES: [&str; 4] = ["core.md", "recent_events.jsonl", "relations.json", "commitments.jsonl"];
 
+/// What a writer's restricted stage shows (spec 02 §4.3 "Stage", §10): the topics and the
+/// derived views the writer may read, top-level names for a [`Scope::Under`] listing.
+/// Not `sources/` (the batch's text is in the prompt) nor the runtime state.
+pub const WRITER_STAGE_ITEMS: [&str; 6] =
+    ["topics", "timeline", DERIVED_FILES[0], DERIVED_FILES[1], DERIVED_FILES[2], DERIVED_FILES[3]];
+
 /// Every visible regular file under the top-level directory `dir`, keyed by
 /// `/`-separated path, by the one [`Listing`](crate::listing::Listing) rule: links,
 /// special files and hidden paths are skipped, never followed.

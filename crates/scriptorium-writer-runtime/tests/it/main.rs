@@ -9,6 +9,7 @@ mod llm_anthropic;
 mod llm_openai;
 mod model_server;
 mod promote;
+mod stage;
 mod store;
 mod support;
 mod unpaired;
