@@ -126,6 +126,11 @@ impl Baseline {
         true
     }
 
+    /// Every committed unit, in no particular order.
+    pub fn units(&self) -> impl Iterator<Item = &Unit> {
+        self.units.values()
+    }
+
     /// Remove the committed unit with this id, returning it.
     pub fn remove(&mut self, id: &str) -> Option<Unit> {
         self.ids.remove(id);

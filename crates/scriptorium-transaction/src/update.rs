@@ -130,7 +130,12 @@ impl Workspace {
         }
         let mut evidence = new_sources.clone();
         evidence.extend(applied.declared_sources);
-        let scope = (request.citations == CitationScope::ThisCall).then_some(&evidence);
+        if let CitationScope::Sources(extra) = &request.citations {
+            // Decision 4: what the topics already cite may be regrouped between blocks.
+            evidence.extend(extra.iter().cloned());
+            evidence.extend(baseline.units().flat_map(|unit| unit.source_refs.iter().cloned()));
+        }
+        let scope = (request.citations != CitationScope::AnyTrusted).then_some(&evidence);
         policy::check_source_refs(&normalized.units, baseline, &sources, scope)?;
 
         let mut changes = Changes::new();

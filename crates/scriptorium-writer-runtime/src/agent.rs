@@ -210,9 +210,9 @@ impl<'a> WriterStage<'a> {
         let mut request = UpdateRequest::new(base, edit);
         request.commit_message = self.message.to_owned();
         request.git_commit = self.git;
-        // New citations must resolve to trusted archived sources; the runtime archived the
-        // batch before the run, so its records are among them.
-        request.citations = CitationScope::AnyTrusted;
+        // New citations must name the batch (archived before the run) or a source the
+        // topics already cite (decision 4: regrouping, as a split or merge does).
+        request.citations = CitationScope::Sources(self.allowed_sources.clone());
         let derive = BatchDerive { views: self.views, batch: self.batch.as_ref() };
         let result = self.workspace.update_locked(self.lock, &request, &derive)?;
         self.changed.extend(result.changed_files.iter().filter(|path| path.starts_with("topics/")).cloned());

@@ -25,6 +25,7 @@ mod error;
 mod failure;
 pub mod llm;
 mod migrate;
+mod model_writer;
 mod pass;
 mod promote;
 mod prompt;
@@ -51,6 +52,7 @@ pub use crate::batch::{
 pub use crate::clock::{Clock, SystemClock, iso8601, iso8601_utc, parse_iso8601};
 pub use crate::error::{Error, ErrorCode};
 pub use crate::failure::{MemoryWriteFailureCode, PassError, WriteFailure, classify};
+pub use crate::model_writer::{MAX_ITERATIONS, ModelWriter};
 pub use crate::pass::{
     GLOBAL_ORGANIZE_SECONDS, LOCAL_ORGANIZE_BATCHES, LOCAL_ORGANIZE_TOKENS, ORGANIZE_MESSAGE, ReorganizeReport,
     ReorganizeStatus, Runtime, RuntimeConfig, WRITE_MESSAGE, all_sessions, pending_turns, session_pending,

@@ -1,7 +1,7 @@
 //! [`UpdateRequest`]: the `memory_update` / changes request of spec 02 §4.2, parsed and
 //! checked before the write lock is taken (§4.3), so a malformed call never waits for it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value};
 
@@ -42,7 +42,7 @@ pub enum GitMode {
 
 /// Which sources a new citation may name (spec 02 §4.7); every new one must resolve
 /// and, if it names a v2 frame, be trusted.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum CitationScope {
     /// Only this call's evidence: the sources it archives and the ids its record
     /// operations declare (`memory_update`, the changes API).
@@ -51,6 +51,11 @@ pub enum CitationScope {
     /// Any existing trusted source: owner edits with no evidence set of their own
     /// (hand edits, `restore`). Never set from a request body.
     AnyTrusted,
+    /// This call's evidence, these source ids, and every source the committed topics
+    /// already cite: the writer's commits, whose evidence is the batch it was given
+    /// (decision 4: citations may be regrouped between blocks, never invented). Never
+    /// set from a request body.
+    Sources(BTreeSet<String>),
 }
 
 /// The one edit a request makes.

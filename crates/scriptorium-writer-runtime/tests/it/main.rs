@@ -8,6 +8,7 @@ mod failures;
 mod llm_anthropic;
 mod llm_openai;
 mod model_server;
+mod model_writer;
 mod promote;
 mod stage;
 mod store;
