@@ -75,8 +75,9 @@ pub(crate) enum Command {
     /// Exit status as for `update`.
     Restore(RestoreArgs),
     /// Run the write hook (spec 02 §2.6) for one session or all: hand what is due to the
-    /// writer model. No writer model is configured in this build, so every due session
-    /// reports `error[WRITER_PRECONDITION_FAILED]` and the failure is recorded in writer status.
+    /// writer model (--model or $SCRIPTORIUM_WRITER_MODEL, the key from $OPENAI_API_KEY or
+    /// $ANTHROPIC_API_KEY). Without a model every due session reports
+    /// `error[WRITER_PRECONDITION_FAILED]` and the failure is recorded in writer status.
     ///
     /// Exit status: 0 when nothing is due, 1 when a write failed, 2 on bad usage.
     Write(WriteArgs),
@@ -84,6 +85,52 @@ pub(crate) enum Command {
     ///
     /// Exit status: 0, 1 when the session store is refused (`error[WRITER_SESSION_STORE_*]`), 2 on bad usage.
     Sessions(SessionsArgs),
+    /// Reorganize every topic file with the writer model (spec 02 §8.1, the nightly pass):
+    /// prints `{status, topics, changed_files}`; an empty list is the model's choice.
+    ///
+    /// Exit status: 0 (also `busy`, `empty`), 1 when the run failed, 2 on bad usage.
+    Sleep(WriterVerbArgs),
+    /// Write every trusted source no topic cites yet, in token-budgeted batches (spec 02
+    /// §8.2): prints `{status, candidates, processed, remaining, revision}`.
+    ///
+    /// Exit status: 0 when complete, 1 when incomplete or a batch failed, 2 on bad usage.
+    Backfill(WriterVerbArgs),
+    /// Trust a pending source as the local owner and distill it into the topics (spec 02
+    /// §5): prints `{source_id, promoted, trust_state, distilled, changed_files}`.
+    ///
+    /// Exit status: 0, 1 when the promotion or the distillation failed, 2 on bad usage.
+    Promote(PromoteArgs),
+}
+
+/// Arguments of `sleep` and `backfill`.
+#[derive(Debug, Args)]
+pub(crate) struct WriterVerbArgs {
+    /// The workspace root (default as for `check`).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) workspace: Option<PathBuf>,
+    /// The session store (default: `sessions.sqlite3` beside the workspace directory).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) sessions: Option<PathBuf>,
+    /// The writer model.
+    #[command(flatten)]
+    pub(crate) model: crate::model::ModelArgs,
+    /// Print the result as JSON.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+/// Arguments of `promote`.
+#[derive(Debug, Args)]
+pub(crate) struct PromoteArgs {
+    /// The pending source to trust (`provider/thread/message`).
+    #[arg(value_name = "SOURCE_ID")]
+    pub(crate) source_id: String,
+    /// The owner principal the audit line records.
+    #[arg(long, value_name = "ID", default_value = "owner")]
+    pub(crate) principal: String,
+    /// Everything else as for `backfill`.
+    #[command(flatten)]
+    pub(crate) verb: WriterVerbArgs,
 }
 
 /// Arguments of `write`.
@@ -105,6 +152,9 @@ pub(crate) struct WriteArgs {
     /// Write whatever is pending, below the threshold too (the idle watcher's write).
     #[arg(long)]
     pub(crate) force: bool,
+    /// The writer model.
+    #[command(flatten)]
+    pub(crate) model: crate::model::ModelArgs,
     /// Print the result as JSON.
     #[arg(long)]
     pub(crate) json: bool,

@@ -29,6 +29,7 @@ mod grep;
 mod init;
 mod legacy;
 mod listing;
+mod model;
 mod output;
 mod relative;
 mod rewritten_sources;
@@ -39,6 +40,7 @@ mod transaction;
 mod views;
 mod workspace;
 mod writer_cmd;
+mod writer_verbs;
 
 use std::process::ExitCode;
 
@@ -100,6 +102,9 @@ fn run(cli: Cli) -> Result<Outcome, CliError> {
         Command::Grep(args) => grep::run(&args),
         Command::Write(args) => writer_cmd::write(&args),
         Command::Sessions(args) => writer_cmd::sessions(&args),
+        Command::Sleep(args) => writer_verbs::sleep(&args),
+        Command::Backfill(args) => writer_verbs::backfill(&args),
+        Command::Promote(args) => writer_verbs::promote(&args),
     }
 }
 

@@ -1,18 +1,19 @@
 //! `scriptorium write` and `scriptorium sessions`, and the writer block of `status`
 //! (spec 02 §2.11): the session store beside the workspace, pending turns per session,
-//! and the write hook. No writer model is configured until the writer agent lands, so a
-//! due session reports that failure with its code (the runtime's classifier), and the
-//! failure is recorded in writer status.
+//! and the write hook with the configured writer model ([`crate::model`]). Without a
+//! model, a due session reports that failure with its code (the runtime's classifier),
+//! and the failure is recorded in writer status.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde_json::{Value, json};
 
 use scriptorium_transaction::{RealVfs, WORKSPACE_ID_FILE, is_valid_workspace_id, runtime_dir_name};
 use scriptorium_writer_runtime::{
     AgentError, AgentErrorKind, Clock, DEFAULT_TRIGGER_TOKENS, PassError, SESSIONS_FILE, STATUS_FILE, SessionStore,
-    SqliteStore, SystemClock, all_sessions, classify, first_batch, marked_ids, pending_turns, read_status_file,
-    record_failure, records, session_pending, unforced_gate, unwritten,
+    SqliteStore, SystemClock, WriteFailure, all_sessions, classify, first_batch, marked_ids, pending_turns,
+    read_status_file, record_failure, records, session_pending, unforced_gate, unwritten,
 };
 
 use crate::Outcome;
@@ -173,25 +174,56 @@ pub(crate) fn write(args: &WriteArgs) -> Result<Outcome, CliError> {
         }
         return Ok(Outcome::Clean);
     }
-    // The writer agent is not part of this build: building it fails as the spec's
-    // "writer cannot be built" row says, classified by the runtime.
-    let failure =
-        classify(&PassError::Agent(AgentError::new(AgentErrorKind::Precondition, "no writer model is configured")));
-    if let Ok(opened) = scriptorium_transaction::Workspace::open(&workspace.root) {
-        // Best effort, as every status write.
-        let _ = record_failure(&opened, now, failure.reason_code, failure.retryable);
+    let writer = match crate::model::writer(&args.model) {
+        Ok(writer) => writer,
+        Err(no_writer) => {
+            // The spec's "writer cannot be built" row, classified by the runtime.
+            let failure = classify(&PassError::Agent(AgentError::new(AgentErrorKind::Precondition, no_writer.message)));
+            if let Ok(opened) = scriptorium_transaction::Workspace::open(&workspace.root) {
+                // Best effort, as every status write.
+                let _ = record_failure(&opened, now, failure.reason_code, failure.retryable);
+            }
+            let failures: Vec<(String, WriteFailure)> =
+                due.into_iter().map(|session| (session, failure.clone())).collect();
+            return report_writes(args.json, &[], &failures);
+        }
+    };
+    let runtime = match crate::model::runtime(&workspace.root, path, Arc::new(writer)) {
+        Ok(runtime) => runtime,
+        Err(error) => return Ok(report_layer_error(&error.code, &error.message)),
+    };
+    let mut written = Vec::new();
+    let mut failures = Vec::new();
+    for session in due {
+        match runtime.hook(&session, None, args.force) {
+            None => written.push(session),
+            Some(failure) => failures.push((session, failure)),
+        }
     }
-    if args.json {
-        let failures: Vec<Value> = due
+    report_writes(args.json, &written, &failures)
+}
+
+/// Print what `write` did: the sessions written, then one `error[CODE]` line per failure.
+fn report_writes(json: bool, written: &[String], failures: &[(String, WriteFailure)]) -> Result<Outcome, CliError> {
+    if json {
+        let list: Vec<Value> = failures
             .iter()
-            .map(|session| json!({"session": session, "reason_code": failure.reason_code.as_str(), "retryable": failure.retryable}))
+            .map(|(session, failure)| {
+                json!({"session": session, "reason_code": failure.reason_code.as_str(), "retryable": failure.retryable})
+            })
             .collect();
-        print_json(&json!({"written": [], "failures": failures}))?;
+        print_json(&json!({"written": written, "failures": list}))?;
+    } else {
+        let mut out = String::new();
+        for session in written {
+            out.push_str(&format!("session {session}: written\n"));
+        }
+        print(&out)?;
     }
-    for session in &due {
+    for (session, failure) in failures {
         eprintln!("error[{}]: session {session}: {}", failure.reason_code, failure.reason);
     }
-    Ok(Outcome::Findings)
+    Ok(if failures.is_empty() { Outcome::Clean } else { Outcome::Findings })
 }
 
 /// The `writer` block of `status` (spec 02 §2.11): the persisted status and

@@ -13,6 +13,7 @@ mod search;
 mod transaction;
 mod views;
 mod writer;
+mod writer_model;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -74,6 +75,16 @@ impl Run {
 pub(crate) fn scriptorium(home: &Path) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_scriptorium"));
     cmd.env_remove("SCRIPTORIUM_WORKSPACE").env_remove("XDG_DATA_HOME").env("HOME", home);
+    // No writer model or key from the machine running the tests.
+    for name in [
+        "SCRIPTORIUM_WRITER_MODEL",
+        "SCRIPTORIUM_WRITER_BASE_URL",
+        "SCRIPTORIUM_WRITER_API_KEY",
+        "OPENAI_API_KEY",
+        "ANTHROPIC_API_KEY",
+    ] {
+        cmd.env_remove(name);
+    }
     cmd.env("RUST_BACKTRACE", "1");
     cmd
 }
