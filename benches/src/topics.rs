@@ -27,6 +27,19 @@ pub struct TopicWorkspace {
 }
 
 impl TopicWorkspace {
+    /// Write every archive and topic file under `dir` (created as needed).
+    pub fn write_to(&self, dir: &std::path::Path) -> std::io::Result<()> {
+        let files = self.sources.files.iter().map(|f| (&f.path, &f.bytes)).chain(self.topics.iter());
+        for (path, bytes) in files {
+            let path = dir.join(path);
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent)?;
+            }
+            std::fs::write(path, bytes)?;
+        }
+        Ok(())
+    }
+
     /// The total size of the topic files in bytes.
     pub fn topic_bytes(&self) -> usize {
         self.topics.values().map(Vec::len).sum()
