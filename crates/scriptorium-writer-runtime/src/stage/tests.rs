@@ -370,8 +370,9 @@ fn a_committed_file_that_changes_under_the_stage_reads_as_stale() {
     let (temp, workspace) = fixture("stale");
     let root = temp.path().join("memory");
     let mut stage = Stage::new(&workspace).expect("stage");
+    assert_eq!(read(&mut stage, "topics/core.md"), Ok("# Core\n".into()));
     put(&root, "topics/core.md", b"# Core changed behind the stage\n");
-    assert_eq!(read(&mut stage, "topics/core.md"), Err(ToolErrorCode::Stale));
+    assert_eq!(read(&mut stage, "topics/core.md"), Err(ToolErrorCode::Stale), "not the file first read");
     std::fs::remove_file(root.join("core.md")).expect("remove");
     assert_eq!(read(&mut stage, "core.md"), Err(ToolErrorCode::Stale));
     write(&mut stage, "topics/core.md", "# Mine\n").expect("a write needs no read");
