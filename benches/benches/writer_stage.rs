@@ -2,7 +2,8 @@
 //! directly (medians of repeated runs):
 //!
 //! - `stage_copy_ws10k`: making a stage (the listing of topics and derived views, and
-//!   the revision it starts from). Goal ≤ 50 ms.
+//!   the revision it starts from; also with the revision known, as after a commit, and
+//!   the two parts alone). Goal ≤ 50 ms.
 //! - `tool_call_ws10k`: one `Read`, `Edit`, `Write`, `Glob` and one-file `Grep` on that
 //!   stage, each one call. Goal ≤ 1 ms median.
 //! - for the prompt-assembly goal (≤ 30 ms, issue 15) the structure listing of the whole
@@ -86,6 +87,45 @@ fn main() {
         "stage_copy_ws10k: {:.1} ms median, {:.1} ms the first in this process (goal ≤ 50 ms)",
         ms(median(copies)),
         ms(first.unwrap())
+    );
+
+    let revision = workspace.revision().unwrap();
+    let mut known = Vec::new();
+    for _ in 0..11 {
+        let started = Instant::now();
+        let stage = Stage::at_revision(&workspace, revision.clone()).unwrap();
+        known.push(started.elapsed());
+        assert!(stage.files().len() >= 10_000);
+    }
+    println!("stage_copy_ws10k with the revision known (after a commit): {:.1} ms median", ms(median(known)));
+
+    let mut revisions = Vec::new();
+    let mut listings = Vec::new();
+    let mut names_only = Vec::new();
+    for _ in 0..11 {
+        let started = Instant::now();
+        workspace.revision().unwrap();
+        revisions.push(started.elapsed());
+        let started = Instant::now();
+        let listing = scriptorium_transaction::Listing::read(
+            workspace.root(),
+            scriptorium_transaction::Scope::Under(&scriptorium_transaction::WRITER_STAGE_ITEMS),
+        );
+        listings.push(started.elapsed());
+        assert!(listing.files.len() >= 10_000);
+        let started = Instant::now();
+        let names = scriptorium_transaction::Listing::read_names(
+            workspace.root(),
+            scriptorium_transaction::Scope::Under(&scriptorium_transaction::WRITER_STAGE_ITEMS),
+        );
+        names_only.push(started.elapsed());
+        assert!(names.files.len() >= 10_000);
+    }
+    println!(
+        "stage_copy_ws10k parts: revision {:.1} ms, listing {:.1} ms, names only {:.1} ms (medians)",
+        ms(median(revisions)),
+        ms(median(listings)),
+        ms(median(names_only))
     );
 
     let mut stage = Stage::new(&workspace).unwrap();

@@ -13,6 +13,8 @@
 //!   records the batch's node ids, and the next pass finishes the marking from that
 //!   record (docs/durability.md).
 //! - Markers never change a session's `updated_at`.
+//! - The writer model edits only a [`Stage`]: no tool path reaches outside it or into
+//!   `sources/`, and its edits reach the workspace only as one transaction.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::panic, clippy::indexing_slicing))]
@@ -62,7 +64,7 @@ pub use crate::prompt::{SYSTEM_CONTRACT, StageName, organize_task, repair_task, 
 pub use crate::records::{AUTHORITY_SCHEMA_KEY, PROVIDER, Record, RecordError, records};
 pub use crate::stage::{
     GLOB_LIMIT, GREP_LIMIT, GREP_LINE_CHARS, LISTING_PROSE_CHARS, MAX_ARGUMENT_BYTES, MAX_FILE_BYTES, READ_LIMIT_CHARS,
-    STAGE_PARENT, STRUCTURE_HEADING, Stage, TOOL_NAMES, ToolDefinition, ToolErrorCode, ToolOutcome, tool_definitions,
+    STAGE_PARENT, Stage, TOOL_NAMES, ToolDefinition, ToolErrorCode, ToolOutcome, tool_definitions,
 };
 pub use crate::status::{
     LastFailure, STATUS_FILE, STATUS_VERSION, WriterStatus, read_status, read_status_file, record_failure,

@@ -7,16 +7,13 @@ use scriptorium_transaction::{Error as TxError, FileClass, classify};
 
 use super::Stage;
 
-/// The line that introduces the listing in the prompt (spec 02 §10.3).
-pub const STRUCTURE_HEADING: &str = "Current workspace structure:";
-
 /// A block's prose is cut to this many characters in the listing.
 pub const LISTING_PROSE_CHARS: usize = 90;
 
 impl Stage {
     /// The structure listing of the stage as it is now: one line per file in path
     /// order, each topic file followed by its blocks indented by two spaces. The prompt
-    /// puts it after a blank line and [`STRUCTURE_HEADING`].
+    /// puts it after a blank line and `Current workspace structure:` (`prompt.rs`).
     pub fn structure_listing(&self) -> Result<String, TxError> {
         let mut out = String::new();
         for path in self.files() {

@@ -7,11 +7,13 @@
 //! gives them. It is copy-on-write: a private directory under the runtime directory
 //! (decision 9: the workspace's own file system) holds what the writer wrote, a set of
 //! whiteouts what it deleted, and an unchanged file is read from the committed tree,
-//! checked to be the very file the listing found (device, inode, size, modification
-//! time). So the writer sees a snapshot copy, and making one costs a listing, not a copy
-//! of every file (spec 03 goal: ≤ 50 ms on ws-10k). The write lock the pass holds keeps
-//! the committed tree still meanwhile; a file that changed anyway reads as
-//! `WRITER_STAGE_STALE`, never as other bytes.
+//! never through a link, and checked on every later read to be the very file the first
+//! read found (device, inode, size, modification time). So the writer sees a snapshot
+//! copy, and making one costs a listing of names, not a copy of every file (issue 15's
+//! goal: ≤ 50 ms on ws-10k). The write lock the pass holds keeps the committed tree
+//! still meanwhile; a file that changed anyway reads as `WRITER_STAGE_STALE`, never as
+//! other bytes, and the commit of the diff is based on [`Stage::revision`], so an
+//! install that landed since the stage was listed is `CONCURRENT_UPDATE`.
 //!
 //! Only our tools touch the stage, and every path they take goes through
 //! [`confine`](self::confine): relative to the stage root, no `..`, no hidden or internal
@@ -34,6 +36,7 @@ use std::hash::{BuildHasher, Hasher};
 use std::io::{self, Write as _};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use scriptorium_archive_format::collision_key;
@@ -44,7 +47,7 @@ use scriptorium_transaction::{
 
 use self::tools::ToolError;
 
-pub use self::listing::{LISTING_PROSE_CHARS, STRUCTURE_HEADING};
+pub use self::listing::LISTING_PROSE_CHARS;
 pub use self::schema::{ToolDefinition, tool_definitions};
 pub use self::tools::{
     GLOB_LIMIT, GREP_LIMIT, GREP_LINE_CHARS, MAX_ARGUMENT_BYTES, MAX_FILE_BYTES, READ_LIMIT_CHARS, TOOL_NAMES,
@@ -54,7 +57,7 @@ pub use self::tools::{
 /// The directory under the runtime directory that holds the writer stages.
 pub const STAGE_PARENT: &str = "writer-stage";
 
-/// The identity of a committed file as the listing found it.
+/// The identity of a committed file as the stage first read it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct BaseFile {
     dev: u64,
@@ -90,7 +93,10 @@ pub struct Stage {
     dir: PathBuf,
     workspace_root: PathBuf,
     revision: String,
-    base: BTreeMap<String, BaseFile>,
+    /// Every committed file the stage shows, with its identity once first read: the
+    /// listing names files without `lstat`ing each (a fifth of the cost on ws-10k), and
+    /// every later read must find the very file the first one read.
+    base: BTreeMap<String, OnceLock<BaseFile>>,
     /// Entries the listing skipped (links, special files): no tool path goes through one.
     blocked: BTreeSet<String>,
     upper: BTreeMap<String, Layer>,
@@ -105,8 +111,17 @@ static STAGE_COUNTER: AtomicU64 = AtomicU64::new(0);
 impl Stage {
     /// Make a stage of `workspace` as it is committed now. The caller holds the write lock
     /// for as long as the stage lives (the write pass does), so the tree stays the one
-    /// listed; [`Stage::revision`] is the revision the stage starts from.
+    /// listed; [`Stage::revision`] is the revision the stage starts from, computed here.
     pub fn new(workspace: &Workspace) -> Result<Stage, TxError> {
+        let revision = workspace.revision()?;
+        Self::at_revision(workspace, revision)
+    }
+
+    /// [`Stage::new`] for a caller that knows the revision of the tree as it is now,
+    /// under the write lock it holds (the result of its last commit), which saves the
+    /// revision's walk of the whole workspace. A wrong revision can only make the
+    /// stage's commit `CONCURRENT_UPDATE`, never install over a change.
+    pub fn at_revision(workspace: &Workspace, revision: String) -> Result<Stage, TxError> {
         let dir = make_stage_dir(&workspace.runtime_dir())?;
         let mut stage = Stage {
             dir,
@@ -117,7 +132,7 @@ impl Stage {
             upper: BTreeMap::new(),
             aliases: None,
         };
-        stage.load(workspace)?;
+        stage.load(workspace, revision)?;
         Ok(stage)
     }
 
@@ -126,6 +141,14 @@ impl Stage {
     /// (the installed bytes are the new baseline) or rejected (the repair round starts
     /// from the rolled-back tree, spec 02 §10.3).
     pub fn refresh(&mut self, workspace: &Workspace) -> Result<(), TxError> {
+        let revision = workspace.revision()?;
+        self.refresh_at(workspace, revision)
+    }
+
+    /// [`Stage::refresh`] with the revision of the tree as it is now (see
+    /// [`Stage::at_revision`]): after an accepted commit its result's revision, after a
+    /// rejected one (nothing changed) [`Stage::revision`] again.
+    pub fn refresh_at(&mut self, workspace: &Workspace, revision: String) -> Result<(), TxError> {
         if self.workspace_root != workspace.root() {
             return Err(TxError::new(TxCode::InvalidArgument, "the stage belongs to another workspace"));
         }
@@ -140,12 +163,11 @@ impl Stage {
         }
         self.upper.clear();
         self.aliases = None;
-        self.load(workspace)
+        self.load(workspace, revision)
     }
 
-    fn load(&mut self, workspace: &Workspace) -> Result<(), TxError> {
-        let revision = workspace.revision()?;
-        let listing = Listing::read(workspace.root(), Scope::Under(&WRITER_STAGE_ITEMS))
+    fn load(&mut self, workspace: &Workspace, revision: String) -> Result<(), TxError> {
+        let listing = Listing::read_names(workspace.root(), Scope::Under(&WRITER_STAGE_ITEMS))
             .complete()
             .map_err(|error| TxError::from(error).with_path("topics"))?;
         self.base.clear();
@@ -155,7 +177,7 @@ impl Stage {
                 continue;
             }
             if let Some(path) = file.path() {
-                self.base.insert(path.to_owned(), BaseFile::of(&file.meta));
+                self.base.insert(path.to_owned(), OnceLock::new());
             }
         }
         self.blocked.extend(listing.skipped.into_iter().map(|skipped| skipped.path));
@@ -276,23 +298,24 @@ impl Stage {
         }
     }
 
-    /// A committed file, which must still be the one the listing found.
-    fn read_base(&self, path: &str, base: &BaseFile) -> Result<Vec<u8>, ToolError> {
+    /// A committed file: a regular file (never through a link, never a FIFO that replaced
+    /// one), and the very file the first read of it found.
+    fn read_base(&self, path: &str, identity: &OnceLock<BaseFile>) -> Result<Vec<u8>, ToolError> {
         let full = self.workspace_root.join(path);
         let stale = || ToolError::stale(path);
-        // Not through a link, and never open a FIFO that replaced the file.
-        match fs::symlink_metadata(&full) {
-            Ok(meta) if meta.is_file() && BaseFile::of(&meta) == *base => {}
+        let listed = match fs::symlink_metadata(&full) {
+            Ok(meta) if meta.is_file() => BaseFile::of(&meta),
             Ok(_) => return Err(stale()),
             Err(error) if error.kind() == io::ErrorKind::NotFound => return Err(stale()),
             Err(error) => return Err(ToolError::io(path, &error)),
-        }
+        };
         let mut file = fs::File::open(&full).map_err(|error| ToolError::io(path, &error))?;
         let meta = file.metadata().map_err(|error| ToolError::io(path, &error))?;
-        if BaseFile::of(&meta) != *base {
+        let opened = BaseFile::of(&meta);
+        if opened != listed || *identity.get_or_init(|| opened) != opened {
             return Err(stale());
         }
-        let mut bytes = Vec::with_capacity(usize::try_from(base.len).unwrap_or(0));
+        let mut bytes = Vec::with_capacity(usize::try_from(opened.len).unwrap_or(0));
         io::Read::read_to_end(&mut file, &mut bytes).map_err(|error| ToolError::io(path, &error))?;
         Ok(bytes)
     }

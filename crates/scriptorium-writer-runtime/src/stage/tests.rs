@@ -370,8 +370,9 @@ fn a_committed_file_that_changes_under_the_stage_reads_as_stale() {
     let (temp, workspace) = fixture("stale");
     let root = temp.path().join("memory");
     let mut stage = Stage::new(&workspace).expect("stage");
+    assert_eq!(read(&mut stage, "topics/core.md"), Ok("# Core\n".into()));
     put(&root, "topics/core.md", b"# Core changed behind the stage\n");
-    assert_eq!(read(&mut stage, "topics/core.md"), Err(ToolErrorCode::Stale));
+    assert_eq!(read(&mut stage, "topics/core.md"), Err(ToolErrorCode::Stale), "not the file first read");
     std::fs::remove_file(root.join("core.md")).expect("remove");
     assert_eq!(read(&mut stage, "core.md"), Err(ToolErrorCode::Stale));
     write(&mut stage, "topics/core.md", "# Mine\n").expect("a write needs no read");
@@ -421,8 +422,9 @@ fn the_structure_listing_names_every_file_and_each_topic_block() {
     let (_temp, workspace) = fixture("listing");
     let mut stage = Stage::new(&workspace).expect("stage");
     write(&mut stage, "topics/uncited.md", "# New\n\nNo id yet.\n").expect("write");
+    call(&mut stage, "Delete", json!({"path": "topics/core.md"})).expect("delete");
     let listing = stage.structure_listing().expect("listing");
-    let expected = "core.md\ntimeline/2024.md\ntopics/core.md\ntopics/notes.txt\ntopics/people/ada.md\n  ^ab12cd34  [Ada]  Ada prefers short answers and drinks green tea every morning before the standup meeting s…\ntopics/uncited.md\n";
+    let expected = "core.md\ntimeline/2024.md\ntopics/notes.txt\ntopics/people/ada.md\n  ^ab12cd34  [Ada]  Ada prefers short answers and drinks green tea every morning before the standup meeting s…\ntopics/uncited.md\n";
     assert_eq!(listing, expected);
     let block = listing.lines().find(|line| line.starts_with("  ^")).expect("a block line");
     let prose = block.split("  ").nth(3).expect("prose");
@@ -478,4 +480,31 @@ fn error_codes_are_unique_stage_codes() {
     let codes: std::collections::BTreeSet<&str> = ToolErrorCode::ALL.iter().map(|code| code.as_str()).collect();
     assert_eq!(codes.len(), ToolErrorCode::ALL.len());
     assert!(codes.iter().all(|code| code.starts_with("WRITER_STAGE_")));
+}
+
+#[test]
+fn the_diff_installs_through_the_workspace_at_the_stage_revision_only() {
+    use scriptorium_transaction::{ErrorCode as TxCode, NoDerivedViews, UpdateRequest};
+    let (temp, workspace) = fixture("install");
+    let root = temp.path().join("memory");
+    let mut stage = Stage::new(&workspace).expect("stage");
+    // The fixture's citation names no archived source, so the edit that installs here is a delete.
+    call(&mut stage, "Delete", json!({"path": "topics/people"})).expect("delete");
+    let edit = stage.edit().expect("diff").expect("a change");
+
+    let stale = Stage::at_revision(&workspace, "0".repeat(32)).expect("stage at a wrong revision");
+    let error = workspace
+        .update(&UpdateRequest::new(stale.revision(), edit.clone()), &NoDerivedViews)
+        .expect_err("a base that is not the committed revision");
+    assert_eq!(error.code(), TxCode::ConcurrentUpdate);
+    assert!(root.join("topics/people/ada.md").exists(), "nothing installed");
+
+    let result = workspace.update(&UpdateRequest::new(stage.revision(), edit), &NoDerivedViews).expect("install");
+    assert!(result.changed_files.iter().any(|path| path == "topics/people/ada.md"), "{:?}", result.changed_files);
+    assert!(!root.join("topics/people/ada.md").exists());
+    stage.refresh_at(&workspace, result.revision.clone()).expect("refresh");
+    assert_eq!(stage.revision(), workspace.revision().expect("revision"));
+    assert!(stage.edit().expect("diff").is_none());
+    assert_eq!(read(&mut stage, "topics/people/ada.md"), Err(ToolErrorCode::NotFound));
+    assert!(stage.files().iter().all(|path| root.join(path).is_file()), "the refreshed stage is the installed tree");
 }

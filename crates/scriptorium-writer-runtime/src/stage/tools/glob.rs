@@ -25,7 +25,11 @@ impl Stage {
         let regex = compile(pattern)?;
         let mut matched: BTreeSet<String> = BTreeSet::new();
         let mut dirs: BTreeSet<&str> = BTreeSet::new();
-        for file in self.live_files() {
+        // Only the files below the pattern's literal leading directories can match.
+        let base = literal_dir(pattern);
+        let candidates: Vec<&str> =
+            if base.is_empty() { self.live_files().collect() } else { self.files_under(&base).collect() };
+        for file in candidates {
             if regex.is_match(file) {
                 matched.insert(file.to_owned());
             }
@@ -48,6 +52,19 @@ impl Stage {
         }
         Ok(out.join("\n"))
     }
+}
+
+/// The leading components of `pattern` that hold no glob syntax and are followed by more,
+/// joined (`topics/people` for `topics/people/*.md`); empty when there are none.
+fn literal_dir(pattern: &str) -> String {
+    let pattern = pattern.trim_start_matches("./");
+    let mut parts: Vec<&str> = pattern.split('/').collect();
+    parts.pop();
+    let literal: Vec<&str> = parts
+        .into_iter()
+        .take_while(|part| !part.is_empty() && *part != "." && !part.contains(['*', '?', '[', '{', '}', ',', ']']))
+        .collect();
+    literal.join("/")
 }
 
 /// The anchored regular expression of a glob pattern.
