@@ -135,7 +135,7 @@ impl ModelWriter {
                 run.error = Some(error.message.clone());
                 Err(error)
             }
-            Ok(()) => Ok(self.commit(files, stage, &mut run)),
+            Ok(()) => self.commit(files, stage, &mut run),
         };
         run.turns.push(TurnRecord {
             round: run.rounds,
@@ -151,9 +151,16 @@ impl ModelWriter {
         outcome
     }
 
-    /// Commit the stage's diff; the rejection text when the transaction refused it.
-    fn commit(&self, files: &mut Stage, stage: &mut WriterStage<'_>, run: &mut Trajectory) -> Result<(), String> {
-        let paths = files.changed_paths().unwrap_or_default();
+    /// Commit the stage's diff; `Ok(Err(text))` when the transaction refused it. Either
+    /// way the stage then shows the committed tree again (the repair round starts from
+    /// the rolled-back workspace, spec 02 §10.3).
+    fn commit(
+        &self,
+        files: &mut Stage,
+        stage: &mut WriterStage<'_>,
+        run: &mut Trajectory,
+    ) -> Result<Result<(), String>, AgentError> {
+        let paths = files.changed_paths().map_err(stage_error)?;
         let result = stage.commit_stage(files);
         let (status, output) = match &result {
             Ok(_) => ("ok", String::new()),
@@ -169,10 +176,25 @@ impl ModelWriter {
                 topic_paths: Some(paths),
             });
         }
-        // Accepted or rejected, the next run starts from the committed tree.
-        let _ = files.refresh(stage.workspace());
-        result.map(|_| ()).map_err(|_| output)
+        match result {
+            // Nothing differed: the stage is the committed tree already.
+            Ok(None) => Ok(Ok(())),
+            Ok(Some(installed)) => {
+                files.refresh_at(stage.workspace(), installed.revision).map_err(stage_error)?;
+                Ok(Ok(()))
+            }
+            Err(_) => {
+                let base = files.revision().to_owned();
+                files.refresh_at(stage.workspace(), base).map_err(stage_error)?;
+                Ok(Err(output))
+            }
+        }
     }
+}
+
+/// A stage that cannot be made, read or refreshed: an I/O failure of the run.
+fn stage_error(error: scriptorium_transaction::Error) -> AgentError {
+    AgentError::new(AgentErrorKind::Other, error.to_string())
 }
 
 impl WriterAgent for ModelWriter {
