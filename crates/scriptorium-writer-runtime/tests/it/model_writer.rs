@@ -336,3 +336,131 @@ fn a_citation_outside_the_batch_is_rejected_and_nothing_is_installed() -> TestRe
     assert!(pass.marked()?.is_empty());
     Ok(())
 }
+
+#[test]
+fn a_500_that_persists_is_a_retryable_provider_failure_with_nothing_marked() -> TestResult {
+    let busy = || Step::error(500, openai::error("The server had an error", "server_error", None));
+    let pass = Pass::start("model-500", Wire::OpenAi, vec![busy(), busy(), busy(), busy()])?;
+    let failure = pass.write().ok_or("the pass must fail")?;
+    assert_eq!((failure.reason_code, failure.retryable), (Code::ModelProviderInternal, true));
+    assert!(pass.marked()?.is_empty());
+    assert!(!pass.memory().join("topics/facts.md").exists());
+    assert!(pass.no_stage_left());
+    assert_eq!(pass.server.finish().len(), 4, "retried within the call, then given up");
+    Ok(())
+}
+
+#[test]
+fn malformed_arguments_and_unknown_tools_come_back_as_tool_errors_and_the_run_goes_on() -> TestResult {
+    let good = topic("The owner said fact a0.", &["openprogram/s1/a0"]);
+    let pass = Pass::start(
+        "model-bad-calls",
+        Wire::OpenAi,
+        vec![
+            Step::ok(calls(&[
+                ("c1".to_owned(), "Write".to_owned(), "{not json".to_owned()),
+                ("c2".to_owned(), "shell".to_owned(), json!({"command": "rm -rf /"}).to_string()),
+                write_call("c3", "topics/facts.md", &good),
+            ])),
+            Step::ok(openai::text("done", 10, 1)),
+            Step::ok(openai::text("Nothing to reorganize.", 10, 1)),
+        ],
+    )?;
+    assert_eq!(pass.write(), None);
+    assert!(pass.topic("topics/facts.md").contains("fact a0"));
+    let received = pass.server.finish();
+    let results: Vec<String> = received[1].body["messages"]
+        .as_array()
+        .ok_or("messages")?
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .filter_map(|m| m["content"].as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(results.len(), 3);
+    assert!(
+        results[0].contains("WRITER_STAGE_INVALID_CALL") && results[1].contains("WRITER_STAGE_INVALID_CALL"),
+        "{results:?}"
+    );
+    Ok(())
+}
+
+/// Archive `a0`, `a1` and `x9` of thread `s1` and put a topic on disk whose one block
+/// `^aaaa0001` cites `a0` and `a1`.
+fn organize_fixture(pass: &Pass) -> TestResult {
+    let records: Vec<SourceRecord> = ["a0", "a1", "x9"]
+        .iter()
+        .enumerate()
+        .map(|(n, id)| SourceRecord::new("openprogram", "s1", *id, n as i64, "user", format!("fact {id}")))
+        .collect();
+    let workspace = pass.runtime.workspace();
+    let plan = plan_append(&records, &workspace.archive_tree())?;
+    let changes: Changes = plan.files.into_iter().map(|file| (file.path, Some(file.bytes))).collect();
+    workspace.install(&workspace.lock(std::time::Duration::from_secs(1))?, &changes)?;
+    let topic = format!(
+        "# Facts\n\nThe owner said fact a0 and fact a1.[^e-1][^e-2] ^aaaa0001\n\n{}\n{}\n",
+        definition("e-1", "a0"),
+        definition("e-2", "a1")
+    );
+    std::fs::write(pass.memory().join("topics/facts.md"), topic)?;
+    Ok(())
+}
+
+fn definition(label: &str, message: &str) -> String {
+    let id = format!("openprogram/s1/{message}");
+    let anchor = scriptorium_archive_format::source_anchor(&id);
+    format!("[^{label}]: Time: `2024-05-01`; Sources: [fact](../sources/openprogram/_v2/s1.md#{anchor})")
+}
+
+/// Decision 4 and spec 02 §8.1's open question: a split gives one part a new block id
+/// whose citations are all new to it; regrouping citations the topics already hold is
+/// allowed, so the organize prompt's own request succeeds.
+#[test]
+fn an_organize_run_may_split_a_paragraph_and_regroup_its_citations() -> TestResult {
+    let split = format!(
+        "# Facts\n\nThe owner said fact a0.[^e-1] ^aaaa0001\n\nThe owner said fact a1.[^e-2]\n\n{}\n{}\n",
+        definition("e-1", "a0"),
+        definition("e-2", "a1")
+    );
+    let pass = Pass::start(
+        "model-organize-split",
+        Wire::OpenAi,
+        vec![Step::ok(calls(&[write_call("c1", "topics/facts.md", &split)])), Step::ok(openai::text("Split.", 10, 1))],
+    )?;
+    organize_fixture(&pass)?;
+    let report = pass.runtime.reorganize()?;
+    assert_eq!(report.changed_files, ["topics/facts.md"]);
+    let facts = pass.topic("topics/facts.md");
+    assert!(facts.contains("The owner said fact a0.[^e-1] ^aaaa0001"), "{facts}");
+    assert!(facts.contains("The owner said fact a1.[^e-2] ^"), "the other part gets a new id: {facts}");
+    assert_eq!(pass.history()[0]["stage"], "organize");
+    Ok(())
+}
+
+/// Regrouping is not inventing: an organize run may not cite a source no topic cites.
+#[test]
+fn an_organize_run_may_not_cite_a_new_source() -> TestResult {
+    let invented = format!(
+        "# Facts\n\nThe owner said fact a0 and fact a1.[^e-1][^e-2][^e-3] ^aaaa0001\n\n{}\n{}\n{}\n",
+        definition("e-1", "a0"),
+        definition("e-2", "a1"),
+        definition("e-3", "x9")
+    );
+    let bad = write_call("c1", "topics/facts.md", &invented);
+    let pass = Pass::start(
+        "model-organize-new-source",
+        Wire::OpenAi,
+        vec![
+            Step::ok(calls(std::slice::from_ref(&bad))),
+            Step::ok(openai::text("done", 10, 1)),
+            Step::ok(calls(&[bad])),
+            Step::ok(openai::text("done", 10, 1)),
+        ],
+    )?;
+    organize_fixture(&pass)?;
+    let before = pass.topic("topics/facts.md");
+    let error = pass.runtime.reorganize().err().ok_or("the organize run must fail")?;
+    let failure = scriptorium_writer_runtime::classify(&error);
+    assert_eq!(failure.reason_code, Code::CommitRejected);
+    assert_eq!(pass.topic("topics/facts.md"), before);
+    Ok(())
+}
