@@ -63,8 +63,9 @@ pub use crate::promote::PromoteReport;
 pub use crate::prompt::{SYSTEM_CONTRACT, StageName, organize_task, repair_task, write_task};
 pub use crate::records::{AUTHORITY_SCHEMA_KEY, PROVIDER, Record, RecordError, records};
 pub use crate::stage::{
-    GLOB_LIMIT, GREP_LIMIT, GREP_LINE_CHARS, LISTING_PROSE_CHARS, MAX_ARGUMENT_BYTES, MAX_FILE_BYTES, READ_LIMIT_CHARS,
-    STAGE_PARENT, Stage, TOOL_NAMES, ToolDefinition, ToolErrorCode, ToolOutcome, tool_definitions,
+    GLOB_LIMIT, GREP_LIMIT, GREP_LINE_CHARS, LISTING_BUDGET_BYTES, LISTING_PROSE_CHARS, MAX_ARGUMENT_BYTES,
+    MAX_FILE_BYTES, READ_LIMIT_CHARS, STAGE_PARENT, Stage, TOOL_NAMES, ToolDefinition, ToolErrorCode, ToolOutcome,
+    tool_definitions,
 };
 pub use crate::status::{
     LastFailure, STATUS_FILE, STATUS_VERSION, WriterStatus, read_status, read_status_file, record_failure,

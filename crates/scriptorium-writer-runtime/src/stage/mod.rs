@@ -47,7 +47,7 @@ use scriptorium_transaction::{
 
 use self::tools::ToolError;
 
-pub use self::listing::LISTING_PROSE_CHARS;
+pub use self::listing::{LISTING_BUDGET_BYTES, LISTING_PROSE_CHARS};
 pub use self::schema::{ToolDefinition, tool_definitions};
 pub use self::tools::{
     GLOB_LIMIT, GREP_LIMIT, GREP_LINE_CHARS, MAX_ARGUMENT_BYTES, MAX_FILE_BYTES, READ_LIMIT_CHARS, TOOL_NAMES,

@@ -431,6 +431,39 @@ fn the_structure_listing_names_every_file_and_each_topic_block() {
     assert_eq!(prose.chars().count(), super::LISTING_PROSE_CHARS);
 }
 
+/// Past its budget the listing keeps every file line, lists `topics/core.md`'s blocks
+/// first and other files' blocks whole or not at all, and says what it left out.
+#[test]
+fn a_listing_over_its_budget_keeps_the_files_and_says_what_it_left_out() {
+    let (_temp, workspace) = fixture("listing-budget");
+    let mut stage = Stage::new(&workspace).expect("stage");
+    for n in 0..30 {
+        let topic =
+            format!("# T{n}\n\nFact {n} is true.[^e1] ^{n:08x}\n\n[^e1]: Time: `2024-01-01`; Sources: [x](D1:1)\n");
+        write(&mut stage, &format!("topics/t{n:02}.md"), &topic).expect("write");
+    }
+    let full = stage.structure_listing_within(usize::MAX).expect("listing");
+    assert!(!full.contains("not listed"));
+    assert_eq!(stage.structure_listing().expect("listing"), full, "a small stage is listed whole");
+    let files = stage.files();
+    let paths: usize = files.iter().map(|path| path.len() + 1).sum();
+    let budget = paths + 200;
+    let short = stage.structure_listing_within(budget).expect("listing");
+    let (body, note) = short.trim_end().rsplit_once('\n').expect("a note line");
+    assert!(note.contains("more topic files are not listed"), "{note}");
+    assert!(body.len() < budget);
+    for path in &files {
+        assert!(short.lines().any(|line| line == path), "{path} is listed");
+    }
+    // Each listed file shows all of its blocks or none.
+    let listed: Vec<&str> = short.lines().filter(|line| line.starts_with("  ^")).collect();
+    assert!(!listed.is_empty() && listed.len() < full.lines().filter(|line| line.starts_with("  ^")).count());
+    let tiny = stage.structure_listing_within(80).expect("listing");
+    assert!(tiny.contains("topics/ (32 files)"), "{tiny}");
+    assert!(tiny.trim_end().ends_with("Grep to find text)"), "{tiny}");
+    assert!(tiny.lines().count() < files.len());
+}
+
 #[test]
 fn the_dispatcher_answers_every_malformed_call_with_an_error() {
     let (_temp, workspace) = fixture("dispatch");
