@@ -7,7 +7,7 @@
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
-use std::rc::Rc;
+use std::sync::Arc;
 
 use scriptorium_archive_format::{
     TrustState, is_v2_source_path, is_valid_v2_source_id, legacy_location, parse_bytes, source_anchor, split_source_id,
@@ -114,7 +114,7 @@ enum SourceFile {
 #[derive(Debug)]
 pub struct SourceResolver<L> {
     lookup: L,
-    files: RefCell<FastMap<String, Rc<SourceFile>>>,
+    files: RefCell<FastMap<String, Arc<SourceFile>>>,
     /// Resolved targets per topic directory: many definitions repeat the same link.
     targets: RefCell<FastMap<String, FastMap<String, Option<Target>>>>,
     /// Canonical relative links per topic directory and source id.
@@ -137,16 +137,16 @@ impl<L: SourceLookup> SourceResolver<L> {
         &self.lookup
     }
 
-    fn file(&self, path: &str) -> Result<Rc<SourceFile>, SourceReadError> {
+    fn file(&self, path: &str) -> Result<Arc<SourceFile>, SourceReadError> {
         if let Some(file) = self.files.borrow().get(path) {
-            return checked(path, Rc::clone(file));
+            return checked(path, Arc::clone(file));
         }
-        let file = Rc::new(match self.lookup.read_source(path) {
+        let file = Arc::new(match self.lookup.read_source(path) {
             Ok(None) => SourceFile::Missing,
             Ok(Some(bytes)) => scan_file(path, &bytes),
             Err(e) => SourceFile::Unreadable(e.to_string()),
         });
-        self.files.borrow_mut().insert(path.to_owned(), Rc::clone(&file));
+        self.files.borrow_mut().insert(path.to_owned(), Arc::clone(&file));
         checked(path, file)
     }
 
@@ -300,7 +300,7 @@ impl<L: SourceLookup> SourceResolver<L> {
 /// A v2 archive path and a frame anchor in it.
 type ArchiveAnchor<'t> = (String, &'t str);
 
-fn checked(path: &str, file: Rc<SourceFile>) -> Result<Rc<SourceFile>, SourceReadError> {
+fn checked(path: &str, file: Arc<SourceFile>) -> Result<Arc<SourceFile>, SourceReadError> {
     match &*file {
         SourceFile::Unreadable(message) => Err(SourceReadError { path: path.to_owned(), message: message.clone() }),
         _ => Ok(file),

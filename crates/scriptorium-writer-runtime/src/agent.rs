@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use scriptorium_derived_views::DerivedViews;
+use scriptorium_derived_views::ViewsCache;
 use scriptorium_transaction::{
     CitationScope, Derive, DerivedFiles, Edit, Error as TxError, GitMode, RUNTIME_STATE_FILE, RuntimeState, StageDelta,
     UpdateRequest, UpdateResult, Workspace, WriteLock, WrittenBatch,
@@ -142,7 +142,7 @@ pub trait WriterAgent: Send + Sync {
 pub struct WriterStage<'a> {
     workspace: &'a Workspace,
     lock: &'a WriteLock,
-    views: &'a DerivedViews,
+    views: &'a ViewsCache,
     batch: Option<WrittenBatch>,
     message: &'static str,
     git: GitMode,
@@ -155,7 +155,7 @@ impl<'a> WriterStage<'a> {
     pub(crate) fn new(
         workspace: &'a Workspace,
         lock: &'a WriteLock,
-        views: &'a DerivedViews,
+        views: &'a ViewsCache,
         batch: Option<WrittenBatch>,
         allowed_sources: BTreeSet<String>,
         message: &'static str,
@@ -233,7 +233,7 @@ impl std::fmt::Debug for WriterStage<'_> {
 
 /// The derived views, plus the batch record written into the same `runtime.json`.
 struct BatchDerive<'a> {
-    views: &'a DerivedViews,
+    views: &'a ViewsCache,
     batch: Option<&'a WrittenBatch>,
 }
 
@@ -275,5 +275,9 @@ impl Derive for BatchDerive<'_> {
 
     fn promote(&self, staged: &BTreeMap<String, Vec<u8>>) -> BTreeMap<String, Vec<u8>> {
         self.views.promote(staged)
+    }
+
+    fn installed(&self, revision: &str) {
+        self.views.installed(revision);
     }
 }

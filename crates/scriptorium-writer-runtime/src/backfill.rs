@@ -120,8 +120,9 @@ impl Runtime {
     fn backfill_batch(&self, lock: &WriteLock, batch: &[Candidate]) -> Result<(), PassError> {
         let allowed: BTreeSet<String> = batch.iter().map(|c| c.event.event_id.clone()).collect();
         let task = WriterTask { kind: StageKind::Backfill, records: &[], observed: observed_sessions(batch) };
+        let views = self.views();
         let mut stage =
-            WriterStage::new(self.workspace(), lock, self.views(), None, allowed, BACKFILL_MESSAGE).without_history();
+            WriterStage::new(self.workspace(), lock, &views, None, allowed, BACKFILL_MESSAGE).without_history();
         self.agent().run(&task, &mut stage)?;
         Ok(())
     }
@@ -141,8 +142,9 @@ impl Runtime {
             return Ok(());
         }
         let path = TopicPath::new("topics/core.md").map_err(PassError::from)?;
-        let mut stage = WriterStage::new(self.workspace(), lock, self.views(), None, BTreeSet::new(), BACKFILL_MESSAGE)
-            .without_history();
+        let views = self.views();
+        let mut stage =
+            WriterStage::new(self.workspace(), lock, &views, None, BTreeSet::new(), BACKFILL_MESSAGE).without_history();
         match stage.commit(Edit::Changes(vec![FileChange { path, content: Some(text.clone()) }])) {
             Ok(_) => return Ok(()),
             Err(error) if error.code() == TxCode::InvalidTopicFormat => {}

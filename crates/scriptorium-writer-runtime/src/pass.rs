@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use scriptorium_archive_format::{SourceRecord, plan_append, render_observed_batch};
-use scriptorium_derived_views::DerivedViews;
+use scriptorium_derived_views::{DerivedViews, ViewsCache};
 use scriptorium_transaction::{
     BACKGROUND_LOCK_TIMEOUT, Changes, Error as TxError, ErrorCode as TxCode, RuntimeState, STAGED_EDIT_LOCK_TIMEOUT,
     Vfs, Workspace, WriteLock, WrittenBatch,
@@ -73,7 +73,9 @@ pub struct Runtime {
     agent: Arc<dyn WriterAgent>,
     clock: Arc<dyn Clock>,
     config: RuntimeConfig,
-    views: DerivedViews,
+    /// Kept between passes, so a commit re-derives only what its files change; a pass
+    /// holds it under the workspace write lock, so the mutex is never contended.
+    views: std::sync::Mutex<ViewsCache>,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -91,7 +93,14 @@ impl Runtime {
         clock: Arc<dyn Clock>,
         config: RuntimeConfig,
     ) -> Self {
-        Runtime { workspace, store, agent, clock, config, views: DerivedViews::default() }
+        Runtime {
+            workspace,
+            store,
+            agent,
+            clock,
+            config,
+            views: std::sync::Mutex::new(ViewsCache::new(DerivedViews::default())),
+        }
     }
 
     /// The workspace.
@@ -115,8 +124,13 @@ impl Runtime {
     }
 
     /// The derived views every writer commit rebuilds.
-    pub(crate) fn views(&self) -> &DerivedViews {
-        &self.views
+    pub(crate) fn views(&self) -> std::sync::MutexGuard<'_, ViewsCache> {
+        // A panic mid-derive may leave the cache half updated: start it afresh.
+        self.views.lock().unwrap_or_else(|poisoned| {
+            let mut cache = poisoned.into_inner();
+            *cache = ViewsCache::new(DerivedViews::default());
+            cache
+        })
     }
 
     /// The backend's write hook (spec 02 §2.5): run [`Runtime::write`], classify what it
@@ -261,7 +275,8 @@ impl Runtime {
             let sources: Vec<SourceRecord> = trusted_records.iter().map(|record| record.source.clone()).collect();
             let allowed: BTreeSet<String> = sources.iter().map(SourceRecord::source_id).collect();
             let record = WrittenBatch::new(session_id, node_ids.clone(), trusted_tokens);
-            let mut stage = WriterStage::new(&self.workspace, lock, &self.views, Some(record), allowed, WRITE_MESSAGE);
+            let views = self.views();
+            let mut stage = WriterStage::new(&self.workspace, lock, &views, Some(record), allowed, WRITE_MESSAGE);
             let task = WriterTask {
                 kind: StageKind::Write,
                 records: &trusted_records,
@@ -365,7 +380,8 @@ impl Runtime {
 
     /// One organize run over every topic file, under the pass's lock.
     fn organize(&self, lock: &WriteLock) -> Result<BTreeSet<String>, PassError> {
-        let mut stage = WriterStage::new(&self.workspace, lock, &self.views, None, BTreeSet::new(), ORGANIZE_MESSAGE);
+        let views = self.views();
+        let mut stage = WriterStage::new(&self.workspace, lock, &views, None, BTreeSet::new(), ORGANIZE_MESSAGE);
         let task = WriterTask { kind: StageKind::Organize, records: &[], observed: String::new() };
         self.agent.run(&task, &mut stage)?;
         Ok(stage.changed_files().clone())

@@ -42,7 +42,7 @@ impl Runtime {
     /// Promote `source_id` on behalf of the owner `principal_id`, then distill it.
     pub fn promote(&self, source_id: &str, principal_id: &str) -> Result<PromoteReport, PassError> {
         let request = PromoteRequest::new(source_id, principal_id, iso8601_utc(self.clock().now()));
-        let promoted = self.workspace().promote_source(&request, self.views())?.promoted;
+        let promoted = self.workspace().promote_source(&request, &*self.views())?.promoted;
         let lock = self.workspace().lock(STAGED_EDIT_LOCK_TIMEOUT)?;
         let snapshot = self.workspace().snapshot_locked(&lock)?;
         let cited = snapshot.claims.iter().any(|claim| claim.unit.source_refs.iter().any(|id| id == source_id));
@@ -67,8 +67,9 @@ impl Runtime {
             records: &[],
             observed: observed_sessions(std::slice::from_ref(&candidate)),
         };
+        let views = self.views();
         let mut stage =
-            WriterStage::new(self.workspace(), &lock, self.views(), None, allowed, PROMOTE_MESSAGE).without_history();
+            WriterStage::new(self.workspace(), &lock, &views, None, allowed, PROMOTE_MESSAGE).without_history();
         self.agent().run(&task, &mut stage)?;
         report.changed_files = stage.changed_files().iter().cloned().collect();
         let after = self.workspace().snapshot_locked(&lock)?;
