@@ -104,11 +104,19 @@ explains the present, and replace operational state that is superseded. Use topi
 only for stable, nearly always relevant facts (preferences, identity, long-term goals, \
 mandatory constraints), not for project progress.";
 
-/// The organize task over `topic_paths` (every topic file of the workspace).
+/// The organize task over `topic_paths` (every topic file of the workspace). The file
+/// list keeps within the structure listing's size limit; past it, a line says how many
+/// more there are and how to list them.
 pub fn organize_task(topic_paths: &[String], structure: &str) -> String {
     let mut task = String::from(ORGANIZE_TASK);
     task.push_str("\n\nFiles to review:\n");
-    for path in topic_paths {
+    let start = task.len();
+    for (n, path) in topic_paths.iter().enumerate() {
+        if task.len() - start + path.len() + 3 > crate::stage::LISTING_BUDGET_BYTES {
+            let more = topic_paths.len() - n;
+            task.push_str(&format!("- … and {more} more topic files (Glob topics/**/*.md lists them)\n"));
+            break;
+        }
         task.push_str("- ");
         task.push_str(path);
         task.push('\n');

@@ -50,6 +50,15 @@ fn the_organize_task_lists_every_file_and_invites_regrouping_of_existing_citatio
 }
 
 #[test]
+fn the_organize_file_list_keeps_within_the_listing_budget() {
+    let files: Vec<String> = (0..20_000).map(|n| format!("topics/area/file-{n:05}.md")).collect();
+    let prompt = organize_task(&files, "x");
+    assert!(prompt.len() < crate::stage::LISTING_BUDGET_BYTES + ORGANIZE_TASK.len() + 200);
+    assert!(prompt.contains("- topics/area/file-00000.md\n"));
+    assert!(prompt.contains("more topic files (Glob topics/**/*.md lists them)"));
+}
+
+#[test]
 fn the_repair_task_quotes_the_rejection_and_adds_guidance_for_the_two_recurring_classes() {
     let prompt = repair_task("TASK", "INVALID_TOPIC_FORMAT: undefined footnote [^e2]\nsecond line");
     assert!(prompt.contains("> INVALID_TOPIC_FORMAT: undefined footnote [^e2]\n> second line\n"));
