@@ -13,23 +13,14 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use scriptorium_archive_format::{SourceRecord, render_observed_batch};
-use scriptorium_benches::topics::topic_workspace;
+use scriptorium_benches::topics::ws10k_on_disk;
 use scriptorium_derived_views::count_o200k;
 use scriptorium_transaction::Workspace;
 use scriptorium_writer_runtime::{SYSTEM_CONTRACT, Stage, organize_task, repair_task, write_task};
 
-/// ws-10k (the commit bench's seed), made once.
+/// ws-10k, made once.
 fn workspace_10k() -> PathBuf {
-    let root = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("writer-prompts-bench");
-    let dir = root.join("ws-10k");
-    let marker = root.join("ws-10k.complete");
-    if !marker.exists() {
-        let _ = std::fs::remove_dir_all(&dir);
-        topic_workspace(0xc0_3317_be4c_0001, 10_000, 3).write_to(&dir).unwrap();
-        drop(Workspace::open(&dir).unwrap());
-        std::fs::write(&marker, b"").unwrap();
-    }
-    dir
+    ws10k_on_disk(&PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("writer-prompts-bench")).unwrap()
 }
 
 /// About 16,000 tokens of conversation: 40 turns of about 400 tokens.

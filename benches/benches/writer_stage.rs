@@ -16,7 +16,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use scriptorium_benches::topics::topic_workspace;
+use scriptorium_benches::topics::ws10k_on_disk;
 use scriptorium_transaction::Workspace;
 use scriptorium_writer_runtime::Stage;
 use serde_json::{Value, json};
@@ -27,21 +27,7 @@ fn root() -> PathBuf {
 
 /// ws-10k: the commit bench's generated 10,000-topic workspace (same seed), made once.
 fn workspace_10k() -> PathBuf {
-    let dir = root().join("ws-10k");
-    let marker = root().join("ws-10k.complete");
-    if !marker.exists() {
-        let _ = std::fs::remove_dir_all(&dir);
-        let generated = topic_workspace(0xc0_3317_be4c_0001, 10_000, 3);
-        let files = generated.sources.files.iter().map(|f| (&f.path, &f.bytes)).chain(generated.topics.iter());
-        for (path, bytes) in files {
-            let path = dir.join(path);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, bytes).unwrap();
-        }
-        drop(Workspace::open(&dir).unwrap());
-        std::fs::write(&marker, b"").unwrap();
-    }
-    dir
+    ws10k_on_disk(&root()).unwrap()
 }
 
 fn median(mut samples: Vec<Duration>) -> Duration {

@@ -82,6 +82,23 @@ fn when(rng: &mut SplitMix64) -> String {
     }
 }
 
+/// The seed of ws-10k, the commit bench's 10,000-topic workspace.
+pub const WS10K_SEED: u64 = 0xc0_3317_be4c_0001;
+
+/// ws-10k written once under `root/ws-10k` (a marker file says it is complete) and
+/// opened once as a workspace; returns its directory.
+pub fn ws10k_on_disk(root: &std::path::Path) -> std::io::Result<std::path::PathBuf> {
+    let dir = root.join("ws-10k");
+    let marker = root.join("ws-10k.complete");
+    if !marker.exists() {
+        let _ = std::fs::remove_dir_all(&dir);
+        topic_workspace(WS10K_SEED, 10_000, 3).write_to(&dir)?;
+        scriptorium_transaction::Workspace::open(&dir).map_err(std::io::Error::other)?;
+        std::fs::write(&marker, b"")?;
+    }
+    Ok(dir)
+}
+
 /// Generate `files` topic files of `blocks_per_file` blocks each, citing a seeded set of
 /// archives (about 64 KiB of archive per 1,000 blocks, at least 1 MiB).
 pub fn topic_workspace(seed: u64, files: usize, blocks_per_file: usize) -> TopicWorkspace {

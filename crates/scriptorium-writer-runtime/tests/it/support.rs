@@ -154,11 +154,7 @@ impl WriterAgent for ScriptedWriter {
             Script::Nothing => Ok(WriterReport::default()),
             Script::Fail(error) => Err(error),
             Script::Facts => {
-                let path = "topics/facts.md";
-                let existing = std::fs::read_to_string(stage.workspace().root().join(path))
-                    .unwrap_or_else(|_| "# Facts\n".to_owned());
-                let mut text = existing.trim_end().to_owned();
-                text.push('\n');
+                let mut text = String::new();
                 for record in task.records {
                     let id = record.source.source_id();
                     let location = v2_location(&id).expect("a valid source id");
@@ -169,11 +165,7 @@ impl WriterAgent for ScriptedWriter {
                         anchor = source_anchor(&id)
                     ));
                 }
-                let change = FileChange { path: TopicPath::new(path).expect("topic path"), content: Some(text) };
-                stage.commit(Edit::Changes(vec![change])).map_err(|error| AgentError {
-                    commit_rejected: true,
-                    ..AgentError::new(Default::default(), error.to_string())
-                })?;
+                append_facts(stage, &text)?;
                 Ok(WriterReport::default())
             }
         }
@@ -182,11 +174,7 @@ impl WriterAgent for ScriptedWriter {
 
 /// Backfill and promote runs: one cited paragraph per source the stage may cite.
 fn cite_allowed(stage: &mut WriterStage<'_>) -> Result<WriterReport, AgentError> {
-    let path = "topics/facts.md";
-    let existing =
-        std::fs::read_to_string(stage.workspace().root().join(path)).unwrap_or_else(|_| "# Facts\n".to_owned());
-    let mut text = existing.trim_end().to_owned();
-    text.push('\n');
+    let mut text = String::new();
     for id in stage.allowed_sources().clone() {
         let location = v2_location(&id).expect("a valid source id");
         let anchor = source_anchor(&id);
@@ -194,12 +182,22 @@ fn cite_allowed(stage: &mut WriterStage<'_>) -> Result<WriterReport, AgentError>
             "\nsource {id} was said.[^n-{anchor}]\n\n[^n-{anchor}]: Time: `2024-05-01`; Sources: [said](../{location}#{anchor})\n"
         ));
     }
+    append_facts(stage, &text)?;
+    Ok(WriterReport::default())
+}
+
+/// Append `paragraphs` to `topics/facts.md` and commit it; a rejection is the run's error.
+fn append_facts(stage: &mut WriterStage<'_>, paragraphs: &str) -> Result<(), AgentError> {
+    let path = "topics/facts.md";
+    let existing =
+        std::fs::read_to_string(stage.workspace().root().join(path)).unwrap_or_else(|_| "# Facts\n".to_owned());
+    let text = format!("{}\n{paragraphs}", existing.trim_end());
     let change = FileChange { path: TopicPath::new(path).expect("topic path"), content: Some(text) };
     stage.commit(Edit::Changes(vec![change])).map_err(|error| AgentError {
         commit_rejected: true,
         ..AgentError::new(Default::default(), error.to_string())
     })?;
-    Ok(WriterReport::default())
+    Ok(())
 }
 
 /// A workspace, a session store and a runtime over them.
