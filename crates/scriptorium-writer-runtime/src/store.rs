@@ -155,4 +155,27 @@ pub trait SessionStore: Send + Sync {
         let start = rows.iter().rposition(|row| row.field(marker_key) == Some(marker)).map_or(0, |index| index + 1);
         Ok(rows.split_off(start))
     }
+
+    /// The node ids of [`get_unmarked_suffix`](SessionStore::get_unmarked_suffix), oldest
+    /// first: the walk alone. A store answers it from ids, predecessors and markers
+    /// without reading contents, so a pass loads only the nodes its batch needs
+    /// ([`get_nodes`](SessionStore::get_nodes)).
+    fn get_unmarked_suffix_ids(
+        &self,
+        session_id: &str,
+        head_id: Option<&str>,
+        marker_key: &str,
+        marker: &str,
+    ) -> Result<Vec<String>, Error> {
+        Ok(self.get_unmarked_suffix(session_id, head_id, marker_key, marker)?.into_iter().map(|row| row.id).collect())
+    }
+
+    /// The visible nodes of the session among `ids`, in the order of `ids`, each once;
+    /// ids the session does not hold (or holds rewound) are skipped. Derived from
+    /// [`get_messages`](SessionStore::get_messages) by default.
+    fn get_nodes(&self, session_id: &str, ids: &[String]) -> Result<Vec<Message>, Error> {
+        let mut by_id: std::collections::HashMap<String, Message> =
+            self.get_messages(session_id)?.into_iter().map(|row| (row.id.clone(), row)).collect();
+        Ok(ids.iter().filter_map(|id| by_id.remove(id)).collect())
+    }
 }

@@ -2,13 +2,17 @@
 //! project's own format with an application id and a schema version (decision "session
 //! store").
 //!
-//! Schema (version 1), sized for a million nodes:
+//! Schema (version 2), sized for a million nodes:
 //! - `sessions(sid, id UNIQUE, head, created_at, updated_at, archived)`;
 //! - `nodes(nid, sid, id, predecessor, pred, role, content_kind, content, timestamp,
-//!   rewound, metadata)` with `UNIQUE(sid, id)`; `pred` is the predecessor's `nid`, so a
-//!   branch walk is one integer-key lookup per node (a recursive CTE inside SQLite), and
-//!   the index on `(sid, predecessor)` finds the children of a node that arrives after
-//!   them;
+//!   rewound, metadata, marker)` with `UNIQUE(sid, id)`; `pred` is the predecessor's
+//!   `nid`, so a branch walk is one integer-key lookup per node (a recursive CTE inside
+//!   SQLite), and the index on `(sid, predecessor)` finds the children of a node that
+//!   arrives after them;
+//! - `marker` (version 2) is the written marker's value (metadata key
+//!   [`MARKER_KEY`] when it is a string), kept by every append and merge, and the
+//!   covering index `nodes_walk(nid, pred, rewound, role, marker, id)` holds everything a
+//!   walk reads: the pending-suffix walk never touches a node's content or metadata;
 //! - `tips(sid, head, archived)`: the branch tips, kept by every append.
 //!
 //! A file with another application id, or with tables but no version, is foreign; a file
@@ -23,6 +27,7 @@ use rusqlite::types::{Value as SqlValue, ValueRef};
 use rusqlite::{Connection, ErrorCode as SqlCode, OpenFlags, OptionalExtension, params};
 use serde_json::{Map, Value};
 
+use crate::batch::MARKER_KEY;
 use crate::error::{Error, ErrorCode};
 use crate::store::{BranchTip, Content, Message, MetadataPatches, SessionInfo, SessionStore, Timestamp};
 
@@ -33,10 +38,11 @@ pub const SESSIONS_FILE: &str = "sessions.sqlite3";
 pub const APPLICATION_ID: i32 = 0x5343_5353;
 
 /// The schema version this build writes (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i32 = 1;
+pub const SCHEMA_VERSION: i32 = 2;
 
 /// The steps from each version to the next; step `i` brings version `i` to `i + 1`.
-const MIGRATIONS: &[&str] = &["
+const MIGRATIONS: &[&str] = &[
+    "
     CREATE TABLE sessions(
         sid INTEGER PRIMARY KEY,
         id TEXT NOT NULL UNIQUE,
@@ -66,7 +72,14 @@ const MIGRATIONS: &[&str] = &["
         archived INTEGER NOT NULL DEFAULT 0,
         PRIMARY KEY(sid, head)
     ) WITHOUT ROWID;
-"];
+",
+    "
+    ALTER TABLE nodes ADD COLUMN marker TEXT;
+    UPDATE nodes SET marker = json_extract(metadata, '$.\"memory_written_scriptorium\"')
+        WHERE json_type(metadata, '$.\"memory_written_scriptorium\"') = 'text';
+    CREATE INDEX nodes_walk ON nodes(nid, pred, rewound, role, marker, id);
+",
+];
 
 /// Content kinds in the `content_kind` column.
 const KIND_TEXT: i64 = 0;
@@ -153,8 +166,9 @@ impl SqliteStore {
             let mut find = tx.prepare_cached("SELECT nid FROM nodes WHERE sid = ?1 AND id = ?2").map_err(sql_error)?;
             let mut insert = tx
                 .prepare_cached(
-                    "INSERT INTO nodes(sid, id, predecessor, pred, role, content_kind, content, timestamp, metadata)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                    "INSERT INTO nodes(sid, id, predecessor, pred, role, content_kind, content, timestamp, metadata,
+                                       marker)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
                 )
                 .map_err(sql_error)?;
             let mut adopt = tx
@@ -196,7 +210,8 @@ impl SqliteStore {
                         kind,
                         content,
                         encode_timestamp(&message.timestamp),
-                        metadata
+                        metadata,
+                        message.field(MARKER_KEY)
                     ])
                     .map_err(sql_error)?;
                 let nid = tx.last_insert_rowid();
@@ -271,12 +286,18 @@ impl SqliteStore {
             .optional()
             .map_err(sql_error)
     }
-}
-
-impl SessionStore for SqliteStore {
-    fn get_branch(&self, session_id: &str, head_id: Option<&str>) -> Result<Vec<Message>, Error> {
-        let connection = self.connection();
-        let Some((sid, session_head)) = Self::session_row(&connection, session_id)? else { return Ok(Vec::new()) };
+    /// The visible nodes (neither rewound nor the root) of the branch ending at `head_id`
+    /// (default: the session head) as `(nid, id)`, oldest first, walking back by `pred`
+    /// and stopping before the newest visible node whose marker `stop` names. The walk
+    /// reads only the covering index `nodes_walk` for the written marker; another key is
+    /// read from the metadata. Empty for an unknown session or head.
+    fn walk(
+        connection: &Connection,
+        session_id: &str,
+        head_id: Option<&str>,
+        stop: Option<(&str, &str)>,
+    ) -> Result<Vec<(i64, String)>, Error> {
+        let Some((sid, session_head)) = Self::session_row(connection, session_id)? else { return Ok(Vec::new()) };
         let head = match head_id {
             Some(id) => connection
                 .query_row("SELECT nid FROM nodes WHERE sid = ?1 AND id = ?2", params![sid, id], |row| row.get(0))
@@ -285,37 +306,74 @@ impl SessionStore for SqliteStore {
             None => session_head,
         };
         let Some(head) = head else { return Ok(Vec::new()) };
-        let nodes: i64 = connection
-            .query_row("SELECT count(*) FROM nodes WHERE sid = ?1", [sid], |row| row.get(0))
-            .map_err(sql_error)?;
-        // The walk stops after as many steps as the session has nodes, so a predecessor
-        // cycle (a damaged file) ends instead of looping; it is then reported.
+        // A path without a cycle has fewer steps than there are nodes, and the largest
+        // `nid` bounds their count at the cost of one index probe; a predecessor cycle (a
+        // damaged file) therefore ends the walk and is reported.
+        let bound: i64 =
+            connection.query_row("SELECT coalesce(max(nid), 0) FROM nodes", [], |row| row.get(0)).map_err(sql_error)?;
+        let mut values = vec![SqlValue::Integer(head), SqlValue::Integer(bound)];
+        let marked = match stop {
+            Some((key, marker)) => {
+                values.push(SqlValue::Text(marker.to_owned()));
+                if key == MARKER_KEY {
+                    "n.marker IS ?3"
+                } else {
+                    values.push(SqlValue::Text(format!("$.\"{}\"", key.replace('"', "\\\""))));
+                    "json_extract(n.metadata, ?4) IS ?3"
+                }
+            }
+            None => "0",
+        };
+        let visible = format!("(n.rewound = 0 AND n.role != '{ROOT_ROLE}')");
         let mut statement = connection
             .prepare_cached(&format!(
-                "WITH RECURSIVE chain(nid, depth) AS (
-                     SELECT ?1, 0
+                "WITH RECURSIVE chain(nid, pred, depth, visible, stop, id) AS (
+                     SELECT n.nid, n.pred, 0, {visible}, {visible} AND {marked}, n.id
+                     FROM nodes n INDEXED BY nodes_walk WHERE n.nid = ?1
                      UNION ALL
-                     SELECT n.pred, chain.depth + 1 FROM nodes n JOIN chain ON n.nid = chain.nid
-                     WHERE n.pred IS NOT NULL AND chain.depth <= ?2
+                     SELECT n.nid, n.pred, chain.depth + 1, {visible}, {visible} AND {marked}, n.id
+                     FROM chain JOIN nodes n INDEXED BY nodes_walk ON n.nid = chain.pred
+                     WHERE NOT chain.stop AND chain.depth <= ?2
                  )
-                 SELECT {NODE_COLUMNS}, n.rewound, chain.depth FROM chain JOIN nodes n ON n.nid = chain.nid
-                 ORDER BY chain.depth DESC"
+                 SELECT chain.nid, chain.id, chain.depth, chain.visible FROM chain WHERE NOT chain.stop"
             ))
             .map_err(sql_error)?;
-        let mut rows = statement.query(params![head, nodes]).map_err(sql_error)?;
+        let mut rows = statement.query(rusqlite::params_from_iter(values)).map_err(sql_error)?;
         let mut out = Vec::new();
         while let Some(row) = rows.next().map_err(sql_error)? {
-            let depth: i64 = row.get(8).map_err(sql_error)?;
-            if depth > nodes {
+            let depth: i64 = row.get(2).map_err(sql_error)?;
+            if depth > bound {
                 return Err(Error::new(ErrorCode::SessionStoreCorrupt, "a predecessor cycle in the session store"));
             }
-            let rewound: bool = row.get(7).map_err(sql_error)?;
-            let message = message_from_row(row)?;
-            if !rewound && message.role != ROOT_ROLE {
-                out.push(message);
+            if row.get::<_, bool>(3).map_err(sql_error)? {
+                out.push((row.get(0).map_err(sql_error)?, row.get(1).map_err(sql_error)?));
+            }
+        }
+        out.reverse();
+        Ok(out)
+    }
+
+    /// The nodes `nids` in their order, read one integer-key lookup each.
+    fn load(connection: &Connection, nids: impl IntoIterator<Item = i64>) -> Result<Vec<Message>, Error> {
+        let mut statement = connection
+            .prepare_cached(&format!("SELECT {NODE_COLUMNS} FROM nodes n WHERE n.nid = ?1"))
+            .map_err(sql_error)?;
+        let mut out = Vec::new();
+        for nid in nids {
+            let mut rows = statement.query([nid]).map_err(sql_error)?;
+            if let Some(row) = rows.next().map_err(sql_error)? {
+                out.push(message_from_row(row)?);
             }
         }
         Ok(out)
+    }
+}
+
+impl SessionStore for SqliteStore {
+    fn get_branch(&self, session_id: &str, head_id: Option<&str>) -> Result<Vec<Message>, Error> {
+        let connection = self.connection();
+        let path = Self::walk(&connection, session_id, head_id, None)?;
+        Self::load(&connection, path.into_iter().map(|(nid, _)| nid))
     }
 
     fn get_unmarked_suffix(
@@ -326,50 +384,40 @@ impl SessionStore for SqliteStore {
         marker: &str,
     ) -> Result<Vec<Message>, Error> {
         let connection = self.connection();
-        let Some((sid, session_head)) = Self::session_row(&connection, session_id)? else { return Ok(Vec::new()) };
-        let head = match head_id {
-            Some(id) => connection
-                .query_row("SELECT nid FROM nodes WHERE sid = ?1 AND id = ?2", params![sid, id], |row| row.get(0))
-                .optional()
-                .map_err(sql_error)?,
-            None => session_head,
-        };
-        let Some(head) = head else { return Ok(Vec::new()) };
-        let nodes: i64 = connection
-            .query_row("SELECT count(*) FROM nodes WHERE sid = ?1", [sid], |row| row.get(0))
-            .map_err(sql_error)?;
-        // Walk back from the head; a visible node carrying the mark ends the walk (it is
-        // not part of the suffix), exactly where `get_branch` + the suffix would cut.
-        let path = format!("$.\"{}\"", marker_key.replace('"', "\\\""));
-        let mut statement = connection
+        let path = Self::walk(&connection, session_id, head_id, Some((marker_key, marker)))?;
+        Self::load(&connection, path.into_iter().map(|(nid, _)| nid))
+    }
+
+    fn get_unmarked_suffix_ids(
+        &self,
+        session_id: &str,
+        head_id: Option<&str>,
+        marker_key: &str,
+        marker: &str,
+    ) -> Result<Vec<String>, Error> {
+        let connection = self.connection();
+        let path = Self::walk(&connection, session_id, head_id, Some((marker_key, marker)))?;
+        Ok(path.into_iter().map(|(_, id)| id).collect())
+    }
+
+    fn get_nodes(&self, session_id: &str, ids: &[String]) -> Result<Vec<Message>, Error> {
+        let connection = self.connection();
+        let Some((sid, _)) = Self::session_row(&connection, session_id)? else { return Ok(Vec::new()) };
+        let mut find = connection
             .prepare_cached(&format!(
-                "WITH RECURSIVE chain(nid, depth, stop) AS (
-                     SELECT n.nid, 0, (n.rewound = 0 AND n.role != '{ROOT_ROLE}' AND json_extract(n.metadata, ?3) IS ?4)
-                     FROM nodes n WHERE n.nid = ?1
-                     UNION ALL
-                     SELECT n.nid, chain.depth + 1,
-                            (n.rewound = 0 AND n.role != '{ROOT_ROLE}' AND json_extract(n.metadata, ?3) IS ?4)
-                     FROM chain JOIN nodes c ON c.nid = chain.nid JOIN nodes n ON n.nid = c.pred
-                     WHERE NOT chain.stop AND chain.depth <= ?2
-                 )
-                 SELECT {NODE_COLUMNS}, n.rewound, chain.depth FROM chain JOIN nodes n ON n.nid = chain.nid
-                 WHERE NOT chain.stop ORDER BY chain.depth DESC"
+                "SELECT n.nid FROM nodes n WHERE n.sid = ?1 AND n.id = ?2 AND n.rewound = 0 AND n.role != '{ROOT_ROLE}'"
             ))
             .map_err(sql_error)?;
-        let mut rows = statement.query(params![head, nodes, path, marker]).map_err(sql_error)?;
-        let mut out = Vec::new();
-        while let Some(row) = rows.next().map_err(sql_error)? {
-            let depth: i64 = row.get(8).map_err(sql_error)?;
-            if depth > nodes {
-                return Err(Error::new(ErrorCode::SessionStoreCorrupt, "a predecessor cycle in the session store"));
-            }
-            let rewound: bool = row.get(7).map_err(sql_error)?;
-            let message = message_from_row(row)?;
-            if !rewound && message.role != ROOT_ROLE {
-                out.push(message);
+        let mut seen = std::collections::HashSet::new();
+        let mut nids = Vec::new();
+        for id in ids {
+            if seen.insert(id.as_str())
+                && let Some(nid) = find.query_row(params![sid, id], |row| row.get(0)).optional().map_err(sql_error)?
+            {
+                nids.push(nid);
             }
         }
-        Ok(out)
+        Self::load(&connection, nids)
     }
 
     fn get_session(&self, session_id: &str) -> Result<Option<SessionInfo>, Error> {
@@ -436,11 +484,25 @@ impl SessionStore for SqliteStore {
             let Some((sid, _)) = Self::session_row(&tx, session_id)? else { return Ok(()) };
             // json_patch is RFC 7396: keys merge, a null removes; `sessions` is not touched,
             // so `updated_at` stays where the last append put it.
+            // The marker column follows the merged value: a string patch sets it, any other
+            // value (null included) clears it, a patch without the key keeps it.
             let mut merge = tx
-                .prepare_cached("UPDATE nodes SET metadata = json_patch(metadata, ?1) WHERE sid = ?2 AND id = ?3")
+                .prepare_cached(
+                    "UPDATE nodes SET metadata = json_patch(metadata, ?1), marker = CASE WHEN ?4 THEN ?5 ELSE marker END
+                     WHERE sid = ?2 AND id = ?3",
+                )
                 .map_err(sql_error)?;
             for (id, patch) in patches {
-                merge.execute(params![Value::Object(patch.clone()).to_string(), sid, id]).map_err(sql_error)?;
+                let marker = patch.get(MARKER_KEY);
+                merge
+                    .execute(params![
+                        Value::Object(patch.clone()).to_string(),
+                        sid,
+                        id,
+                        marker.is_some(),
+                        marker.and_then(Value::as_str)
+                    ])
+                    .map_err(sql_error)?;
             }
         }
         tx.commit().map_err(sql_error)
