@@ -139,27 +139,13 @@ pub trait SessionStore: Send + Sync {
     /// session's `updated_at`; ids the session does not hold are skipped.
     fn merge_node_metadata_batch(&self, session_id: &str, patches: &MetadataPatches) -> Result<(), Error>;
 
-    /// The part of [`get_branch`](SessionStore::get_branch) after its newest node whose
-    /// metadata `marker_key` equals `marker` (all of it when none is marked). Not one of
-    /// the spec's operations but derived from `get_branch` (this default), so any store
-    /// has it; a store may answer it by walking back from the head and stopping at the
-    /// mark, which is what makes the per-turn pass cheap on long sessions.
-    fn get_unmarked_suffix(
-        &self,
-        session_id: &str,
-        head_id: Option<&str>,
-        marker_key: &str,
-        marker: &str,
-    ) -> Result<Vec<Message>, Error> {
-        let mut rows = self.get_branch(session_id, head_id)?;
-        let start = rows.iter().rposition(|row| row.field(marker_key) == Some(marker)).map_or(0, |index| index + 1);
-        Ok(rows.split_off(start))
-    }
-
-    /// The node ids of [`get_unmarked_suffix`](SessionStore::get_unmarked_suffix), oldest
-    /// first: the walk alone. A store answers it from ids, predecessors and markers
-    /// without reading contents, so a pass loads only the nodes its batch needs
-    /// ([`get_nodes`](SessionStore::get_nodes)).
+    /// The node ids of the part of [`get_branch`](SessionStore::get_branch) after its
+    /// newest node whose metadata `marker_key` equals `marker` (all of it when none is
+    /// marked), oldest first. Not one of the spec's operations but derived from
+    /// `get_branch` (this default), so any store has it; a store may answer it by walking
+    /// back from the head over ids, predecessors and markers only and stopping at the
+    /// mark, which is what makes the per-turn pass cheap on long sessions: the pass then
+    /// loads only the nodes its batch needs ([`get_nodes`](SessionStore::get_nodes)).
     fn get_unmarked_suffix_ids(
         &self,
         session_id: &str,
@@ -167,7 +153,21 @@ pub trait SessionStore: Send + Sync {
         marker_key: &str,
         marker: &str,
     ) -> Result<Vec<String>, Error> {
-        Ok(self.get_unmarked_suffix(session_id, head_id, marker_key, marker)?.into_iter().map(|row| row.id).collect())
+        let rows = self.get_branch(session_id, head_id)?;
+        let start = rows.iter().rposition(|row| row.field(marker_key) == Some(marker)).map_or(0, |index| index + 1);
+        Ok(rows.into_iter().skip(start).map(|row| row.id).collect())
+    }
+
+    /// The nodes of [`get_unmarked_suffix_ids`](SessionStore::get_unmarked_suffix_ids).
+    fn get_unmarked_suffix(
+        &self,
+        session_id: &str,
+        head_id: Option<&str>,
+        marker_key: &str,
+        marker: &str,
+    ) -> Result<Vec<Message>, Error> {
+        let ids = self.get_unmarked_suffix_ids(session_id, head_id, marker_key, marker)?;
+        self.get_nodes(session_id, &ids)
     }
 
     /// The visible nodes of the session among `ids`, in the order of `ids`, each once;

@@ -376,18 +376,6 @@ impl SessionStore for SqliteStore {
         Self::load(&connection, path.into_iter().map(|(nid, _)| nid))
     }
 
-    fn get_unmarked_suffix(
-        &self,
-        session_id: &str,
-        head_id: Option<&str>,
-        marker_key: &str,
-        marker: &str,
-    ) -> Result<Vec<Message>, Error> {
-        let connection = self.connection();
-        let path = Self::walk(&connection, session_id, head_id, Some((marker_key, marker)))?;
-        Self::load(&connection, path.into_iter().map(|(nid, _)| nid))
-    }
-
     fn get_unmarked_suffix_ids(
         &self,
         session_id: &str,
