@@ -177,8 +177,11 @@ impl SqliteStore {
             let mut untip = tx.prepare_cached("DELETE FROM tips WHERE sid = ?1 AND head = ?2").map_err(sql_error)?;
             let mut tip =
                 tx.prepare_cached("INSERT OR IGNORE INTO tips(sid, head) VALUES (?1, ?2)").map_err(sql_error)?;
-            let mut has_child =
-                tx.prepare_cached("SELECT 1 FROM nodes WHERE sid = ?1 AND pred = ?2 LIMIT 1").map_err(sql_error)?;
+            // The children of a node are the nodes naming it as predecessor: the index on
+            // `(sid, predecessor)` answers that without a scan.
+            let mut has_child = tx
+                .prepare_cached("SELECT 1 FROM nodes WHERE sid = ?1 AND predecessor = ?2 LIMIT 1")
+                .map_err(sql_error)?;
             for message in messages {
                 if message.id.is_empty() {
                     return Err(Error::new(ErrorCode::InvalidNode, "a node id must not be empty"));
@@ -220,7 +223,7 @@ impl SqliteStore {
                 if let Some(pred) = pred {
                     untip.execute(params![sid, pred]).map_err(sql_error)?;
                 }
-                if !has_child.exists(params![sid, nid]).map_err(sql_error)? {
+                if !has_child.exists(params![sid, message.id]).map_err(sql_error)? {
                     tip.execute(params![sid, nid]).map_err(sql_error)?;
                 }
                 head = Some(nid);
