@@ -289,6 +289,7 @@ impl SqliteStore {
             .optional()
             .map_err(sql_error)
     }
+
     /// The visible nodes (neither rewound nor the root) of the branch ending at `head_id`
     /// (default: the session head) as `(nid, id)`, oldest first, walking back by `pred`
     /// and stopping before the newest visible node whose marker `stop` names. The walk
