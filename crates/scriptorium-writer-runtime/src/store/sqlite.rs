@@ -11,8 +11,12 @@
 //!   arrives after them;
 //! - `marker` (version 2) is the written marker's value (metadata key
 //!   [`MARKER_KEY`] when it is a string), kept by every append and merge, and the
-//!   covering index `nodes_walk(nid, pred, rewound, role, marker, id)` holds everything a
-//!   walk reads: the pending-suffix walk never touches a node's content or metadata;
+//!   covering index `nodes_walk(sid, nid, pred, rewound, role, marker, id)` holds
+//!   everything a walk reads: the pending-suffix walk never touches a node's content or
+//!   metadata. A walk steps back one index probe per node for up to [`WALK_STEPS`] nodes
+//!   (the usual pass, which stops at a recent mark); a longer one reads the session's
+//!   index entries in one sequential scan (about ten times cheaper per node) and walks
+//!   them in memory;
 //! - `tips(sid, head, archived)`: the branch tips, kept by every append.
 //!
 //! A file with another application id, or with tables but no version, is foreign; a file
@@ -77,7 +81,7 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE nodes ADD COLUMN marker TEXT;
     UPDATE nodes SET marker = json_extract(metadata, '$.\"memory_written_scriptorium\"')
         WHERE json_type(metadata, '$.\"memory_written_scriptorium\"') = 'text';
-    CREATE INDEX nodes_walk ON nodes(nid, pred, rewound, role, marker, id);
+    CREATE INDEX nodes_walk ON nodes(sid, nid, pred, rewound, role, marker, id);
 ",
 ];
 
@@ -315,46 +319,73 @@ impl SqliteStore {
         // damaged file) therefore ends the walk and is reported.
         let bound: i64 =
             connection.query_row("SELECT coalesce(max(nid), 0) FROM nodes", [], |row| row.get(0)).map_err(sql_error)?;
-        let mut values = vec![SqlValue::Integer(head), SqlValue::Integer(bound)];
-        let marked = match stop {
-            Some((key, marker)) => {
-                values.push(SqlValue::Text(marker.to_owned()));
-                if key == MARKER_KEY {
-                    "n.marker IS ?3"
-                } else {
-                    values.push(SqlValue::Text(format!("$.\"{}\"", key.replace('"', "\\\""))));
-                    "json_extract(n.metadata, ?4) IS ?3"
-                }
-            }
-            None => "0",
+        // ?1 the marker, ?2 the JSON path of another key, ?3 the session: the scan binds
+        // these; the stepping walk also ?4 the head and ?5 its step limit.
+        let limit = bound.min(WALK_STEPS);
+        let (marker, path, marked) = match stop {
+            Some((key, marker)) if key == MARKER_KEY => (Some(marker), None, "n.marker IS ?1"),
+            Some((key, marker)) => (
+                Some(marker),
+                Some(format!("$.\"{}\"", key.replace('"', "\\\""))),
+                "json_extract(n.metadata, ?2) IS ?1",
+            ),
+            None => (None, None, "(?1 AND ?2 AND 0)"),
         };
+        let values = [
+            marker.map(str::to_owned).into(),
+            path.into(),
+            SqlValue::Integer(sid),
+            SqlValue::Integer(head),
+            SqlValue::Integer(limit),
+        ];
         let visible = format!("(n.rewound = 0 AND n.role != '{ROOT_ROLE}')");
+        let columns = format!("n.nid, n.pred, {visible}, {visible} AND {marked}, n.id");
         let mut statement = connection
             .prepare_cached(&format!(
-                "WITH RECURSIVE chain(nid, pred, depth, visible, stop, id) AS (
-                     SELECT n.nid, n.pred, 0, {visible}, {visible} AND {marked}, n.id
-                     FROM nodes n INDEXED BY nodes_walk WHERE n.nid = ?1
+                "WITH RECURSIVE chain(nid, pred, visible, stop, id, depth) AS (
+                     SELECT {columns}, 1 FROM nodes n INDEXED BY nodes_walk WHERE n.sid = ?3 AND n.nid = ?4
                      UNION ALL
-                     SELECT n.nid, n.pred, chain.depth + 1, {visible}, {visible} AND {marked}, n.id
-                     FROM chain JOIN nodes n INDEXED BY nodes_walk ON n.nid = chain.pred
-                     WHERE NOT chain.stop AND chain.depth <= ?2
+                     SELECT {columns}, chain.depth + 1
+                     FROM chain JOIN nodes n INDEXED BY nodes_walk ON n.sid = ?3 AND n.nid = chain.pred
+                     WHERE NOT chain.stop AND chain.depth < ?5
                  )
-                 SELECT chain.nid, chain.id, chain.depth, chain.visible FROM chain WHERE NOT chain.stop"
+                 SELECT nid, pred, visible, stop, id FROM chain"
             ))
             .map_err(sql_error)?;
-        let mut rows = statement.query(rusqlite::params_from_iter(values)).map_err(sql_error)?;
-        let mut out = Vec::new();
-        while let Some(row) = rows.next().map_err(sql_error)? {
-            let depth: i64 = row.get(2).map_err(sql_error)?;
-            if depth > bound {
-                return Err(Error::new(ErrorCode::SessionStoreCorrupt, "a predecessor cycle in the session store"));
+        let mut steps: Vec<Step> = statement
+            .query_map(rusqlite::params_from_iter(&values), step_from_row)
+            .map_err(sql_error)?
+            .collect::<Result<_, _>>()
+            .map_err(sql_error)?;
+        let cut = i64::try_from(steps.len()).unwrap_or(i64::MAX) >= limit
+            && steps.last().is_some_and(|last| !last.stop && last.pred.is_some());
+        if cut && limit < bound {
+            // A long walk: read the session's entries in one scan and walk them here.
+            let mut scan = connection
+                .prepare_cached(&format!(
+                    "SELECT {columns} FROM nodes n INDEXED BY nodes_walk WHERE n.sid = ?3 ORDER BY n.nid"
+                ))
+                .map_err(sql_error)?;
+            let entries: Vec<Step> = scan
+                .query_map(rusqlite::params_from_iter(values.iter().take(3)), step_from_row)
+                .map_err(sql_error)?
+                .collect::<Result<_, _>>()
+                .map_err(sql_error)?;
+            steps.clear();
+            let mut next = Some(head);
+            while let Some(entry) = next.and_then(|nid| {
+                entries.binary_search_by_key(&nid, |entry| entry.nid).ok().and_then(|at| entries.get(at))
+            }) {
+                if steps.len() >= entries.len() {
+                    return Err(cycle());
+                }
+                next = if entry.stop { None } else { entry.pred };
+                steps.push(entry.clone());
             }
-            if row.get::<_, bool>(3).map_err(sql_error)? {
-                out.push((row.get(0).map_err(sql_error)?, row.get(1).map_err(sql_error)?));
-            }
+        } else if cut {
+            return Err(cycle());
         }
-        out.reverse();
-        Ok(out)
+        Ok(steps.into_iter().rev().filter(|step| step.visible && !step.stop).map(|step| (step.nid, step.id)).collect())
     }
 
     /// The nodes `nids` in their order, read one integer-key lookup each.
@@ -499,6 +530,28 @@ impl SessionStore for SqliteStore {
         }
         tx.commit().map_err(sql_error)
     }
+}
+
+/// How many nodes a walk steps back by index probes before it reads the whole session in
+/// one scan instead.
+pub(crate) const WALK_STEPS: i64 = 1024;
+
+/// One node as a walk reads it from `nodes_walk`.
+#[derive(Clone)]
+struct Step {
+    nid: i64,
+    pred: Option<i64>,
+    visible: bool,
+    stop: bool,
+    id: String,
+}
+
+fn step_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Step> {
+    Ok(Step { nid: row.get(0)?, pred: row.get(1)?, visible: row.get(2)?, stop: row.get(3)?, id: row.get(4)? })
+}
+
+fn cycle() -> Error {
+    Error::new(ErrorCode::SessionStoreCorrupt, "a predecessor cycle in the session store")
 }
 
 /// The role of the session's synthetic root node, which no branch includes.

@@ -249,3 +249,50 @@ fn a_version_1_file_is_migrated_in_place_and_its_marks_bound_the_suffix_walk() -
     assert_eq!(std::fs::read(&path)?, before);
     Ok(())
 }
+
+#[test]
+fn walks_longer_than_the_stepping_limit_read_the_session_in_one_scan_with_the_same_result() -> TestResult {
+    let dir = TempDir::new("long-walk");
+    let path = dir.path().join("sessions.sqlite3");
+    let store = SqliteStore::open(&path)?;
+    // Another session first, so this one's nids are not 1..n.
+    store.append("other", &chain("o", None, 50, 0, T0), T0)?;
+    store.append("s", &chain("a", None, 3000, 0, T0), T0)?;
+    store.append("s", &chain("f", Some("a1500"), 10, 0, T0), T0 + 1.0)?;
+    let mark = |id: &str, workspace: &str| -> Result<(), Box<dyn std::error::Error>> {
+        let mut patch = Map::new();
+        patch.insert("memory_written_scriptorium".into(), json!(workspace));
+        Ok(store.merge_node_metadata_batch("s", &[(id.to_owned(), patch)].into())?)
+    };
+    mark("a200", "w-0123abcd")?;
+    mark("a2500", "w-99999999")?;
+    store.rewind("s", &["a2998"])?;
+    let a = |range: std::ops::Range<usize>| range.map(|i| format!("a{i}")).collect::<Vec<_>>();
+    let suffix =
+        |head: Option<&str>| store.get_unmarked_suffix_ids("s", head, "memory_written_scriptorium", "w-0123abcd");
+    let mut expected = a(201..1501);
+    expected.extend((0..10).map(|i| format!("f{i}")));
+    assert_eq!(suffix(None)?, expected, "the head branch through the fork");
+    let mut expected = a(201..2998);
+    expected.push("a2999".into());
+    assert_eq!(suffix(Some("a2999"))?, expected, "past another workspace's mark and a rewound node");
+    let branch: Vec<String> = store.get_branch("s", Some("a2999"))?.into_iter().map(|m| m.id).collect();
+    assert_eq!((branch.len(), branch.first().map(String::as_str)), (2999, Some("a0")));
+    // A predecessor cycle is reported, in a long store (the scan) and in a short one (the
+    // stepping walk alone).
+    let small = dir.path().join("small.sqlite3");
+    SqliteStore::open(&small)?.append("s", &chain("a", None, 5, 0, T0), T0)?;
+    for (file, from, to) in [(&path, "a300", "a2999"), (&small, "a1", "a4")] {
+        let connection = rusqlite::Connection::open(file)?;
+        connection.execute(
+            "UPDATE nodes SET pred = (SELECT nid FROM nodes WHERE id = ?2 AND sid = nodes.sid)
+             WHERE id = ?1 AND sid = (SELECT sid FROM sessions WHERE id = 's')",
+            [from, to],
+        )?;
+        let store = SqliteStore::open(file)?;
+        let walked = store.get_unmarked_suffix_ids("s", Some(to), "memory_written_scriptorium", "w-0123abcd");
+        assert_eq!(walked.err().map(|e| e.code()), Some(ErrorCode::SessionStoreCorrupt), "{from}");
+        assert_eq!(store.get_branch("s", Some(to)).err().map(|e| e.code()), Some(ErrorCode::SessionStoreCorrupt));
+    }
+    Ok(())
+}
