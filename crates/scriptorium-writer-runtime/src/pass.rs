@@ -459,7 +459,7 @@ pub struct PendingSuffix {
     /// all of them.
     pub rows: Vec<Message>,
     /// The records of `rows` (spec 02 §2.2), ordinals counted from the suffix's start,
-    /// their tokens counted.
+    /// their tokens counted as far as the threshold.
     pub records: Vec<Record>,
 }
 
@@ -486,10 +486,15 @@ pub fn pending_suffix(
     for chunk in ids.chunks(LOAD_CHUNK) {
         let loaded = store.get_nodes(session_id, chunk)?;
         let found = records_from(session_id, &loaded, rows.len(), utc_offset)?;
-        sum = found.iter().fold(sum, |sum, record| sum.saturating_add(record.tokens()));
         rows.extend(loaded);
+        // Tokens are counted only up to the threshold: the records after the batch's end
+        // stay uncounted unless a later step asks.
+        let reached = found.iter().any(|record| {
+            sum = sum.saturating_add(record.tokens());
+            sum >= threshold
+        });
         all.extend(found);
-        if !all.is_empty() && sum >= threshold {
+        if reached {
             break;
         }
     }

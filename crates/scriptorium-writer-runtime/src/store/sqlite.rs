@@ -340,13 +340,15 @@ impl SqliteStore {
         ];
         let visible = format!("(n.rewound = 0 AND n.role != '{ROOT_ROLE}')");
         let columns = format!("n.nid, n.pred, {visible}, {visible} AND {marked}, n.id");
+        // CROSS JOIN keeps `chain` the outer loop: otherwise SQLite (3.54) may probe the
+        // index by `sid` alone and scan the chain inside, one session scan per step.
         let mut statement = connection
             .prepare_cached(&format!(
                 "WITH RECURSIVE chain(nid, pred, visible, stop, id, depth) AS (
                      SELECT {columns}, 1 FROM nodes n INDEXED BY nodes_walk WHERE n.sid = ?3 AND n.nid = ?4
                      UNION ALL
                      SELECT {columns}, chain.depth + 1
-                     FROM chain JOIN nodes n INDEXED BY nodes_walk ON n.sid = ?3 AND n.nid = chain.pred
+                     FROM chain CROSS JOIN nodes n INDEXED BY nodes_walk ON n.sid = ?3 AND n.nid = chain.pred
                      WHERE NOT chain.stop AND chain.depth < ?5
                  )
                  SELECT nid, pred, visible, stop, id FROM chain"
