@@ -445,9 +445,13 @@ impl Runtime {
     }
 }
 
-/// How many nodes [`pending_suffix`] loads at a time while it looks for the end of the
-/// first batch: about one 8k-token batch of ordinary turns.
-const LOAD_CHUNK: usize = 128;
+/// How many nodes [`pending_suffix`] loads first while it looks for the end of the first
+/// batch; later chunks are sized from the tokens per node seen so far, at most
+/// [`MAX_CHUNK`].
+const FIRST_CHUNK: usize = 64;
+
+/// The largest chunk [`pending_suffix`] loads at once.
+const MAX_CHUNK: usize = 1024;
 
 /// The part of a branch's unmarked suffix (spec 02 §3.2) that a write pass reads.
 #[derive(Debug)]
@@ -483,8 +487,13 @@ pub fn pending_suffix(
     let mut rows: Vec<Message> = Vec::new();
     let mut all: Vec<Record> = Vec::new();
     let mut sum = 0usize;
-    for chunk in ids.chunks(LOAD_CHUNK) {
-        let loaded = store.get_nodes(session_id, chunk)?;
+    let (mut at, mut chunk) = (0usize, FIRST_CHUNK);
+    while let Some(wanted) = ids.get(at..ids.len().min(at.saturating_add(chunk))) {
+        if wanted.is_empty() {
+            break;
+        }
+        at += wanted.len();
+        let loaded = store.get_nodes(session_id, wanted)?;
         let found = records_from(session_id, &loaded, rows.len(), utc_offset)?;
         rows.extend(loaded);
         // Tokens are counted only up to the threshold: the records after the batch's end
@@ -497,6 +506,10 @@ pub fn pending_suffix(
         if reached {
             break;
         }
+        // The next chunk: what the tokens per node so far say is missing, with a margin.
+        let per_node = (sum / rows.len().max(1)).max(1);
+        chunk = (threshold.saturating_sub(sum) / per_node).saturating_mul(5) / 4 + 8;
+        chunk = chunk.clamp(FIRST_CHUNK / 4, MAX_CHUNK);
     }
     Ok(PendingSuffix { ids, rows, records: all })
 }

@@ -319,8 +319,8 @@ impl SqliteStore {
         // damaged file) therefore ends the walk and is reported.
         let bound: i64 =
             connection.query_row("SELECT coalesce(max(nid), 0) FROM nodes", [], |row| row.get(0)).map_err(sql_error)?;
-        // ?1 the marker, ?2 the JSON path of another key, ?3 the session: the scan binds
-        // these; the stepping walk also ?4 the head and ?5 its step limit.
+        // ?1 the marker, ?2 the JSON path of another key, ?3 the session, ?4 the head and
+        // ?5 the step limit (a variant not naming ?1 or ?2 binds them unused).
         let limit = bound.min(WALK_STEPS);
         let (marker, path, marked) = match stop {
             Some((key, marker)) if key == MARKER_KEY => (Some(marker), None, "n.marker IS ?1"),
@@ -333,7 +333,7 @@ impl SqliteStore {
         };
         let values = [
             marker.map(str::to_owned).into(),
-            path.into(),
+            path.clone().into(),
             SqlValue::Integer(sid),
             SqlValue::Integer(head),
             SqlValue::Integer(limit),
@@ -362,28 +362,47 @@ impl SqliteStore {
         let cut = i64::try_from(steps.len()).unwrap_or(i64::MAX) >= limit
             && steps.last().is_some_and(|last| !last.stop && last.pred.is_some());
         if cut && limit < bound {
-            // A long walk: read the session's entries in one scan and walk them here.
+            // A long walk: read the session's entries in one scan and walk them here. The
+            // scan reads raw columns (no per-row SQL expressions) and allocates only ids.
+            let marker_column = if path.is_some() { "json_extract(n.metadata, ?2)" } else { "n.marker" };
             let mut scan = connection
                 .prepare_cached(&format!(
-                    "SELECT {columns} FROM nodes n INDEXED BY nodes_walk WHERE n.sid = ?3 ORDER BY n.nid"
+                    "SELECT n.nid, n.pred, n.rewound, n.role, {marker_column}, n.id
+                     FROM nodes n INDEXED BY nodes_walk WHERE n.sid = ?1 ORDER BY n.nid"
                 ))
                 .map_err(sql_error)?;
-            let entries: Vec<Step> = scan
-                .query_map(rusqlite::params_from_iter(values.iter().take(3)), step_from_row)
-                .map_err(sql_error)?
-                .collect::<Result<_, _>>()
-                .map_err(sql_error)?;
-            steps.clear();
+            let mut rows = match &path {
+                Some(path) => scan.query(params![sid, path]),
+                None => scan.query(params![sid]),
+            }
+            .map_err(sql_error)?;
+            let mut entries: Vec<Step> = Vec::new();
+            while let Some(row) = rows.next().map_err(sql_error)? {
+                let visible = row.get::<_, i64>(2).map_err(sql_error)? == 0
+                    && row.get_ref(3).map_err(sql_error)?.as_str().map_or(true, |role| role != ROOT_ROLE);
+                let marked = match (marker, row.get_ref(4).map_err(sql_error)?) {
+                    (Some(marker), ValueRef::Text(value)) => value == marker.as_bytes(),
+                    _ => false,
+                };
+                entries.push(Step {
+                    nid: row.get(0).map_err(sql_error)?,
+                    pred: row.get(1).map_err(sql_error)?,
+                    visible,
+                    stop: visible && marked,
+                    id: row.get(5).map_err(sql_error)?,
+                });
+            }
+            let mut path = Vec::new();
             let mut next = Some(head);
-            while let Some(entry) = next.and_then(|nid| {
-                entries.binary_search_by_key(&nid, |entry| entry.nid).ok().and_then(|at| entries.get(at))
-            }) {
-                if steps.len() >= entries.len() {
+            while let Some(at) = next.and_then(|nid| entries.binary_search_by_key(&nid, |entry| entry.nid).ok()) {
+                let Some(entry) = entries.get(at) else { break };
+                if path.len() >= entries.len() {
                     return Err(cycle());
                 }
                 next = if entry.stop { None } else { entry.pred };
-                steps.push(entry.clone());
+                path.push(at);
             }
+            steps = path.into_iter().filter_map(|at| entries.get_mut(at).map(std::mem::take)).collect();
         } else if cut {
             return Err(cycle());
         }
@@ -536,10 +555,10 @@ impl SessionStore for SqliteStore {
 
 /// How many nodes a walk steps back by index probes before it reads the whole session in
 /// one scan instead.
-pub(crate) const WALK_STEPS: i64 = 1024;
+pub(crate) const WALK_STEPS: i64 = 256;
 
 /// One node as a walk reads it from `nodes_walk`.
-#[derive(Clone)]
+#[derive(Default)]
 struct Step {
     nid: i64,
     pred: Option<i64>,
