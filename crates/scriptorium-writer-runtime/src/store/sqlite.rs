@@ -379,7 +379,7 @@ impl SqliteStore {
             let mut entries: Vec<Step> = Vec::new();
             while let Some(row) = rows.next().map_err(sql_error)? {
                 let visible = row.get::<_, i64>(2).map_err(sql_error)? == 0
-                    && row.get_ref(3).map_err(sql_error)?.as_str().map_or(true, |role| role != ROOT_ROLE);
+                    && !matches!(row.get_ref(3).map_err(sql_error)?.as_str(), Ok(ROOT_ROLE));
                 let marked = match (marker, row.get_ref(4).map_err(sql_error)?) {
                     (Some(marker), ValueRef::Text(value)) => value == marker.as_bytes(),
                     _ => false,
