@@ -447,21 +447,25 @@ impl SessionStore for SqliteStore {
     fn get_nodes(&self, session_id: &str, ids: &[String]) -> Result<Vec<Message>, Error> {
         let connection = self.connection();
         let Some((sid, _)) = Self::session_row(&connection, session_id)? else { return Ok(Vec::new()) };
+        // One probe of `(sid, id)` and one read of the row per node.
         let mut find = connection
             .prepare_cached(&format!(
-                "SELECT n.nid FROM nodes n WHERE n.sid = ?1 AND n.id = ?2 AND n.rewound = 0 AND n.role != '{ROOT_ROLE}'"
+                "SELECT {NODE_COLUMNS} FROM nodes n WHERE n.sid = ?1 AND n.id = ?2 AND n.rewound = 0
+                 AND n.role != '{ROOT_ROLE}'"
             ))
             .map_err(sql_error)?;
         let mut seen = std::collections::HashSet::new();
-        let mut nids = Vec::new();
+        let mut out = Vec::new();
         for id in ids {
-            if seen.insert(id.as_str())
-                && let Some(nid) = find.query_row(params![sid, id], |row| row.get(0)).optional().map_err(sql_error)?
-            {
-                nids.push(nid);
+            if !seen.insert(id.as_str()) {
+                continue;
+            }
+            let mut rows = find.query(params![sid, id]).map_err(sql_error)?;
+            if let Some(row) = rows.next().map_err(sql_error)? {
+                out.push(message_from_row(row)?);
             }
         }
-        Self::load(&connection, nids)
+        Ok(out)
     }
 
     fn get_session(&self, session_id: &str) -> Result<Option<SessionInfo>, Error> {
