@@ -56,8 +56,9 @@ pub use crate::error::{Error, ErrorCode};
 pub use crate::failure::{MemoryWriteFailureCode, PassError, WriteFailure, classify};
 pub use crate::model_writer::{MAX_ITERATIONS, ModelWriter};
 pub use crate::pass::{
-    GLOBAL_ORGANIZE_SECONDS, LOCAL_ORGANIZE_BATCHES, LOCAL_ORGANIZE_TOKENS, ORGANIZE_MESSAGE, ReorganizeReport,
-    ReorganizeStatus, Runtime, RuntimeConfig, WRITE_MESSAGE, all_sessions, pending_turns, session_pending,
+    GLOBAL_ORGANIZE_SECONDS, LOCAL_ORGANIZE_BATCHES, LOCAL_ORGANIZE_TOKENS, ORGANIZE_MESSAGE, PendingSuffix,
+    ReorganizeReport, ReorganizeStatus, Runtime, RuntimeConfig, WRITE_MESSAGE, all_sessions, pending_suffix,
+    pending_turns, session_pending,
 };
 pub use crate::promote::PromoteReport;
 pub use crate::prompt::{SYSTEM_CONTRACT, StageName, organize_task, repair_task, write_task};

@@ -20,7 +20,7 @@ use crate::batch::{MARKER_KEY, first_batch, marked_ids, reaches, unforced_gate, 
 use crate::clock::{Clock, iso8601_utc, parse_iso8601};
 use crate::crashpoint::hit;
 use crate::failure::{MemoryWriteFailureCode as Code, PassError, WriteFailure, classify};
-use crate::records::{Record, records};
+use crate::records::{Record, records, records_from};
 use crate::status;
 use crate::store::{Message, MetadataPatches, SessionInfo, SessionStore};
 
@@ -168,11 +168,13 @@ impl Runtime {
             self.finish_recorded_batch(&lock)?;
         }
         if !force {
-            let rows = match messages {
-                Some(rows) => rows.to_vec(),
-                None => self.unmarked(session_id, None)?,
+            match messages {
+                Some(rows) => self.write_session(session_id, rows, false)?,
+                None => {
+                    let suffix = self.unmarked(session_id, None)?;
+                    self.write_records(session_id, &suffix.rows, &suffix.records, false)?
+                }
             };
-            self.write_session(session_id, &rows, false)?;
             return Ok(None);
         }
         let mut branches: Vec<(Option<String>, Vec<Message>)> = Vec::new();
@@ -191,14 +193,19 @@ impl Runtime {
             branches.push((None, rows.to_vec()));
         }
         for (index, (head, given)) in branches.into_iter().enumerate() {
-            let mut rows = match &head {
-                Some(head) => self.unmarked(session_id, Some(head))?,
-                None => given,
+            let (mut rows, mut all) = match &head {
+                Some(head) => {
+                    let suffix = self.unmarked(session_id, Some(head))?;
+                    (suffix.rows, suffix.records)
+                }
+                None => {
+                    let all = records(session_id, &given, self.config.utc_offset_seconds)?;
+                    (given, all)
+                }
             };
             loop {
-                let records = records(session_id, &rows, self.config.utc_offset_seconds)?;
                 let marked = marked_ids(&rows, self.workspace.workspace_id());
-                let pending = unwritten(&records, &marked);
+                let pending = unwritten(&all, &marked);
                 if pending.is_empty() {
                     break;
                 }
@@ -206,7 +213,7 @@ impl Runtime {
                     // An abandoned short branch waits for a later forced pass.
                     break;
                 }
-                if !self.write_session(session_id, &rows, index == 0)? {
+                if !self.write_records(session_id, &rows, &all, index == 0)? {
                     return Ok(Some(WriteFailure::new(Code::WriterNoProgress, false, "the writer recorded nothing")));
                 }
                 let Some(head) = &head else {
@@ -216,28 +223,47 @@ impl Runtime {
                         "the session store lacks the written nodes",
                     )));
                 };
-                rows = self.unmarked(session_id, Some(head))?;
+                let suffix = self.unmarked(session_id, Some(head))?;
+                (rows, all) = (suffix.rows, suffix.records);
             }
         }
         Ok(None)
     }
 
-    /// The unmarked suffix of a branch as the store walks it: the rows after this
-    /// workspace's newest mark (their records are exactly the branch's pending ones;
-    /// ordinals count from the suffix's start, which only orders the batch's frames).
-    fn unmarked(&self, session_id: &str, head: Option<&str>) -> Result<Vec<Message>, PassError> {
-        Ok(self.store.get_unmarked_suffix(session_id, head, MARKER_KEY, self.workspace.workspace_id())?)
+    /// The unmarked suffix of a branch as far as its first batch reaches
+    /// ([`pending_suffix`]).
+    fn unmarked(&self, session_id: &str, head: Option<&str>) -> Result<PendingSuffix, PassError> {
+        pending_suffix(
+            &*self.store,
+            session_id,
+            head,
+            self.workspace.workspace_id(),
+            self.config.trigger_tokens,
+            self.config.utc_offset_seconds,
+        )
     }
 
     /// One write pass over `rows` (spec 02 §2.7): the first batch of the unmarked suffix,
     /// under the write lock. `true` when a batch was handed off and marked.
     pub fn write_session(&self, session_id: &str, rows: &[Message], force: bool) -> Result<bool, PassError> {
         let all = records(session_id, rows, self.config.utc_offset_seconds)?;
+        self.write_records(session_id, rows, &all, force)
+    }
+
+    /// [`Runtime::write_session`] with the records of `rows` already built (and their
+    /// tokens counted).
+    fn write_records(
+        &self,
+        session_id: &str,
+        rows: &[Message],
+        all: &[Record],
+        force: bool,
+    ) -> Result<bool, PassError> {
         if all.is_empty() {
             return Ok(false);
         }
         let mut marked = marked_ids(rows, self.workspace.workspace_id());
-        if unwritten(&all, &marked).is_empty() {
+        if unwritten(all, &marked).is_empty() {
             return Ok(false);
         }
         let lock = self.workspace.lock(self.config.lock_timeout)?;
@@ -246,7 +272,7 @@ impl Runtime {
         if let Some(batch) = finished.as_ref().filter(|batch| batch.session_id == session_id) {
             marked.extend(batch.node_ids.iter().map(String::as_str));
         }
-        let pending = unwritten(&all, &marked);
+        let pending = unwritten(all, &marked);
         if pending.is_empty() {
             return Ok(finished.is_some());
         }
@@ -433,6 +459,75 @@ impl Runtime {
     pub fn session_pending(&self, session_id: &str) -> Result<(usize, usize), PassError> {
         session_pending(&*self.store, session_id, Some(self.workspace.workspace_id()), self.config.utc_offset_seconds)
     }
+}
+
+/// How many nodes [`pending_suffix`] loads first while it looks for the end of the first
+/// batch; later chunks are sized from the tokens per node seen so far, at most
+/// [`MAX_CHUNK`].
+const FIRST_CHUNK: usize = 64;
+
+/// The largest chunk [`pending_suffix`] loads at once.
+const MAX_CHUNK: usize = 1024;
+
+/// The part of a branch's unmarked suffix (spec 02 §3.2) that a write pass reads.
+#[derive(Debug)]
+pub struct PendingSuffix {
+    /// Every node id of the unmarked suffix, oldest first (visible nodes only).
+    pub ids: Vec<String>,
+    /// The suffix's nodes from its start, loaded in chunks until the records' tokens
+    /// reach the threshold (so the first batch, spec 02 §2.4, ends within them), else
+    /// all of them.
+    pub rows: Vec<Message>,
+    /// The records of `rows` (spec 02 §2.2), ordinals counted from the suffix's start,
+    /// their tokens counted as far as the threshold.
+    pub records: Vec<Record>,
+}
+
+/// The unmarked suffix of the branch ending at `head` (default: the session head) after
+/// this workspace's newest mark, read as a pass needs it: the walk reads only ids,
+/// predecessors and markers ([`SessionStore::get_unmarked_suffix_ids`]), and contents are
+/// loaded only as far as the first batch reaches. Its records are the branch's pending
+/// ones as far as they are loaded, so the first batch, the unforced gate and the
+/// "reaches the threshold" test of a forced pass see what they would on the whole
+/// suffix; a precondition failure (spec 02 §2.2 steps 4, 5) in a later node is reported
+/// by the pass that reaches it.
+pub fn pending_suffix(
+    store: &dyn SessionStore,
+    session_id: &str,
+    head: Option<&str>,
+    workspace_id: &str,
+    threshold: usize,
+    utc_offset: i32,
+) -> Result<PendingSuffix, PassError> {
+    let ids = store.get_unmarked_suffix_ids(session_id, head, MARKER_KEY, workspace_id)?;
+    let mut rows: Vec<Message> = Vec::new();
+    let mut all: Vec<Record> = Vec::new();
+    let mut sum = 0usize;
+    let (mut at, mut chunk) = (0usize, FIRST_CHUNK);
+    while let Some(wanted) = ids.get(at..ids.len().min(at.saturating_add(chunk))) {
+        if wanted.is_empty() {
+            break;
+        }
+        at += wanted.len();
+        let loaded = store.get_nodes(session_id, wanted)?;
+        let found = records_from(session_id, &loaded, rows.len(), utc_offset)?;
+        rows.extend(loaded);
+        // Tokens are counted only up to the threshold: the records after the batch's end
+        // stay uncounted unless a later step asks.
+        let reached = found.iter().any(|record| {
+            sum = sum.saturating_add(record.tokens());
+            sum >= threshold
+        });
+        all.extend(found);
+        if reached {
+            break;
+        }
+        // The next chunk: what the tokens per node so far say is missing, with a margin.
+        let per_node = (sum / rows.len().max(1)).max(1);
+        chunk = (threshold.saturating_sub(sum) / per_node).saturating_mul(5) / 4 + 8;
+        chunk = chunk.clamp(FIRST_CHUNK / 4, MAX_CHUNK);
+    }
+    Ok(PendingSuffix { ids, rows, records: all })
 }
 
 /// Every session of `store`, archived included, 500 at a time.

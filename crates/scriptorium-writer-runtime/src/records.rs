@@ -107,8 +107,20 @@ struct Authority {
 /// The records of one branch (spec 02 §2.2), oldest first. `utc_offset` is the offset
 /// (seconds) the ISO timestamps are written at.
 pub fn records(session_id: &str, rows: &[Message], utc_offset: i32) -> Result<Vec<Record>, RecordError> {
+    records_from(session_id, rows, 0, utc_offset)
+}
+
+/// [`records`] of `rows` that stand at index `first` of their branch onwards: ordinals
+/// (and the index of a missing id) count from `first`, so records read in chunks are
+/// the records of the whole.
+pub(crate) fn records_from(
+    session_id: &str,
+    rows: &[Message],
+    first: usize,
+    utc_offset: i32,
+) -> Result<Vec<Record>, RecordError> {
     let mut out = Vec::new();
-    for (index, message) in rows.iter().enumerate() {
+    for (index, message) in (first..).zip(rows) {
         if message.role != "user" && message.role != "assistant" {
             continue;
         }

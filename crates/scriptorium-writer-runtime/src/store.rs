@@ -139,11 +139,26 @@ pub trait SessionStore: Send + Sync {
     /// session's `updated_at`; ids the session does not hold are skipped.
     fn merge_node_metadata_batch(&self, session_id: &str, patches: &MetadataPatches) -> Result<(), Error>;
 
-    /// The part of [`get_branch`](SessionStore::get_branch) after its newest node whose
-    /// metadata `marker_key` equals `marker` (all of it when none is marked). Not one of
-    /// the spec's operations but derived from `get_branch` (this default), so any store
-    /// has it; a store may answer it by walking back from the head and stopping at the
-    /// mark, which is what makes the per-turn pass cheap on long sessions.
+    /// The node ids of the part of [`get_branch`](SessionStore::get_branch) after its
+    /// newest node whose metadata `marker_key` equals `marker` (all of it when none is
+    /// marked), oldest first. Not one of the spec's operations but derived from
+    /// `get_branch` (this default), so any store has it; a store may answer it by walking
+    /// back from the head over ids, predecessors and markers only and stopping at the
+    /// mark, which is what makes the per-turn pass cheap on long sessions: the pass then
+    /// loads only the nodes its batch needs ([`get_nodes`](SessionStore::get_nodes)).
+    fn get_unmarked_suffix_ids(
+        &self,
+        session_id: &str,
+        head_id: Option<&str>,
+        marker_key: &str,
+        marker: &str,
+    ) -> Result<Vec<String>, Error> {
+        let rows = self.get_branch(session_id, head_id)?;
+        let start = rows.iter().rposition(|row| row.field(marker_key) == Some(marker)).map_or(0, |index| index + 1);
+        Ok(rows.into_iter().skip(start).map(|row| row.id).collect())
+    }
+
+    /// The nodes of [`get_unmarked_suffix_ids`](SessionStore::get_unmarked_suffix_ids).
     fn get_unmarked_suffix(
         &self,
         session_id: &str,
@@ -151,8 +166,16 @@ pub trait SessionStore: Send + Sync {
         marker_key: &str,
         marker: &str,
     ) -> Result<Vec<Message>, Error> {
-        let mut rows = self.get_branch(session_id, head_id)?;
-        let start = rows.iter().rposition(|row| row.field(marker_key) == Some(marker)).map_or(0, |index| index + 1);
-        Ok(rows.split_off(start))
+        let ids = self.get_unmarked_suffix_ids(session_id, head_id, marker_key, marker)?;
+        self.get_nodes(session_id, &ids)
+    }
+
+    /// The visible nodes of the session among `ids`, in the order of `ids`, each once;
+    /// ids the session does not hold (or holds rewound) are skipped. Derived from
+    /// [`get_messages`](SessionStore::get_messages) by default.
+    fn get_nodes(&self, session_id: &str, ids: &[String]) -> Result<Vec<Message>, Error> {
+        let mut by_id: std::collections::HashMap<String, Message> =
+            self.get_messages(session_id)?.into_iter().map(|row| (row.id.clone(), row)).collect();
+        Ok(ids.iter().filter_map(|id| by_id.remove(id)).collect())
     }
 }

@@ -2,13 +2,21 @@
 //! project's own format with an application id and a schema version (decision "session
 //! store").
 //!
-//! Schema (version 1), sized for a million nodes:
+//! Schema (version 2), sized for a million nodes:
 //! - `sessions(sid, id UNIQUE, head, created_at, updated_at, archived)`;
 //! - `nodes(nid, sid, id, predecessor, pred, role, content_kind, content, timestamp,
-//!   rewound, metadata)` with `UNIQUE(sid, id)`; `pred` is the predecessor's `nid`, so a
-//!   branch walk is one integer-key lookup per node (a recursive CTE inside SQLite), and
-//!   the index on `(sid, predecessor)` finds the children of a node that arrives after
-//!   them;
+//!   rewound, metadata, marker)` with `UNIQUE(sid, id)`; `pred` is the predecessor's
+//!   `nid`, so a branch walk is one integer-key lookup per node (a recursive CTE inside
+//!   SQLite), and the index on `(sid, predecessor)` finds the children of a node that
+//!   arrives after them;
+//! - `marker` (version 2) is the written marker's value (metadata key
+//!   [`MARKER_KEY`] when it is a string), kept by every append and merge, and the
+//!   covering index `nodes_walk(sid, nid, pred, rewound, role, marker, id)` holds
+//!   everything a walk reads: the pending-suffix walk never touches a node's content or
+//!   metadata. A walk steps back one index probe per node for up to [`WALK_STEPS`] nodes
+//!   (the usual pass, which stops at a recent mark); a longer one reads the session's
+//!   index entries in one sequential scan (about ten times cheaper per node) and walks
+//!   them in memory;
 //! - `tips(sid, head, archived)`: the branch tips, kept by every append.
 //!
 //! A file with another application id, or with tables but no version, is foreign; a file
@@ -23,6 +31,7 @@ use rusqlite::types::{Value as SqlValue, ValueRef};
 use rusqlite::{Connection, ErrorCode as SqlCode, OpenFlags, OptionalExtension, params};
 use serde_json::{Map, Value};
 
+use crate::batch::MARKER_KEY;
 use crate::error::{Error, ErrorCode};
 use crate::store::{BranchTip, Content, Message, MetadataPatches, SessionInfo, SessionStore, Timestamp};
 
@@ -33,10 +42,11 @@ pub const SESSIONS_FILE: &str = "sessions.sqlite3";
 pub const APPLICATION_ID: i32 = 0x5343_5353;
 
 /// The schema version this build writes (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i32 = 1;
+pub const SCHEMA_VERSION: i32 = 2;
 
 /// The steps from each version to the next; step `i` brings version `i` to `i + 1`.
-const MIGRATIONS: &[&str] = &["
+const MIGRATIONS: &[&str] = &[
+    "
     CREATE TABLE sessions(
         sid INTEGER PRIMARY KEY,
         id TEXT NOT NULL UNIQUE,
@@ -66,7 +76,14 @@ const MIGRATIONS: &[&str] = &["
         archived INTEGER NOT NULL DEFAULT 0,
         PRIMARY KEY(sid, head)
     ) WITHOUT ROWID;
-"];
+",
+    "
+    ALTER TABLE nodes ADD COLUMN marker TEXT;
+    UPDATE nodes SET marker = json_extract(metadata, '$.\"memory_written_scriptorium\"')
+        WHERE json_type(metadata, '$.\"memory_written_scriptorium\"') = 'text';
+    CREATE INDEX nodes_walk ON nodes(sid, nid, pred, rewound, role, marker, id);
+",
+];
 
 /// Content kinds in the `content_kind` column.
 const KIND_TEXT: i64 = 0;
@@ -153,8 +170,9 @@ impl SqliteStore {
             let mut find = tx.prepare_cached("SELECT nid FROM nodes WHERE sid = ?1 AND id = ?2").map_err(sql_error)?;
             let mut insert = tx
                 .prepare_cached(
-                    "INSERT INTO nodes(sid, id, predecessor, pred, role, content_kind, content, timestamp, metadata)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                    "INSERT INTO nodes(sid, id, predecessor, pred, role, content_kind, content, timestamp, metadata,
+                                       marker)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
                 )
                 .map_err(sql_error)?;
             let mut adopt = tx
@@ -163,8 +181,11 @@ impl SqliteStore {
             let mut untip = tx.prepare_cached("DELETE FROM tips WHERE sid = ?1 AND head = ?2").map_err(sql_error)?;
             let mut tip =
                 tx.prepare_cached("INSERT OR IGNORE INTO tips(sid, head) VALUES (?1, ?2)").map_err(sql_error)?;
-            let mut has_child =
-                tx.prepare_cached("SELECT 1 FROM nodes WHERE sid = ?1 AND pred = ?2 LIMIT 1").map_err(sql_error)?;
+            // The children of a node are the nodes naming it as predecessor: the index on
+            // `(sid, predecessor)` answers that without a scan.
+            let mut has_child = tx
+                .prepare_cached("SELECT 1 FROM nodes WHERE sid = ?1 AND predecessor = ?2 LIMIT 1")
+                .map_err(sql_error)?;
             for message in messages {
                 if message.id.is_empty() {
                     return Err(Error::new(ErrorCode::InvalidNode, "a node id must not be empty"));
@@ -196,7 +217,8 @@ impl SqliteStore {
                         kind,
                         content,
                         encode_timestamp(&message.timestamp),
-                        metadata
+                        metadata,
+                        message.field(MARKER_KEY)
                     ])
                     .map_err(sql_error)?;
                 let nid = tx.last_insert_rowid();
@@ -205,7 +227,7 @@ impl SqliteStore {
                 if let Some(pred) = pred {
                     untip.execute(params![sid, pred]).map_err(sql_error)?;
                 }
-                if !has_child.exists(params![sid, nid]).map_err(sql_error)? {
+                if !has_child.exists(params![sid, message.id]).map_err(sql_error)? {
                     tip.execute(params![sid, nid]).map_err(sql_error)?;
                 }
                 head = Some(nid);
@@ -271,102 +293,176 @@ impl SqliteStore {
             .optional()
             .map_err(sql_error)
     }
+
+    /// The visible nodes (neither rewound nor the root) of the branch ending at `head_id`
+    /// (default: the session head) as `(nid, id)`, oldest first, walking back by `pred`
+    /// and stopping before the newest visible node whose marker `stop` names. The walk
+    /// reads only the covering index `nodes_walk` for the written marker; another key is
+    /// read from the metadata. Empty for an unknown session or head.
+    fn walk(
+        connection: &Connection,
+        session_id: &str,
+        head_id: Option<&str>,
+        stop: Option<(&str, &str)>,
+    ) -> Result<Vec<(i64, String)>, Error> {
+        let Some((sid, session_head)) = Self::session_row(connection, session_id)? else { return Ok(Vec::new()) };
+        let head = match head_id {
+            Some(id) => connection
+                .query_row("SELECT nid FROM nodes WHERE sid = ?1 AND id = ?2", params![sid, id], |row| row.get(0))
+                .optional()
+                .map_err(sql_error)?,
+            None => session_head,
+        };
+        let Some(head) = head else { return Ok(Vec::new()) };
+        // A path without a cycle has fewer steps than there are nodes, and the largest
+        // `nid` bounds their count at the cost of one index probe; a predecessor cycle (a
+        // damaged file) therefore ends the walk and is reported.
+        let bound: i64 =
+            connection.query_row("SELECT coalesce(max(nid), 0) FROM nodes", [], |row| row.get(0)).map_err(sql_error)?;
+        // ?1 the marker, ?2 the JSON path of another key, ?3 the session, ?4 the head and
+        // ?5 the step limit (a variant not naming ?1 or ?2 binds them unused).
+        let limit = bound.min(WALK_STEPS);
+        let (marker, path, marked) = match stop {
+            Some((key, marker)) if key == MARKER_KEY => (Some(marker), None, "n.marker IS ?1"),
+            Some((key, marker)) => (
+                Some(marker),
+                Some(format!("$.\"{}\"", key.replace('"', "\\\""))),
+                "json_extract(n.metadata, ?2) IS ?1",
+            ),
+            None => (None, None, "(?1 AND ?2 AND 0)"),
+        };
+        let values = [
+            marker.map(str::to_owned).into(),
+            path.clone().into(),
+            SqlValue::Integer(sid),
+            SqlValue::Integer(head),
+            SqlValue::Integer(limit),
+        ];
+        let visible = format!("(n.rewound = 0 AND n.role != '{ROOT_ROLE}')");
+        let columns = format!("n.nid, n.pred, {visible}, {visible} AND {marked}, n.id");
+        // CROSS JOIN keeps `chain` the outer loop: otherwise SQLite (3.54) may probe the
+        // index by `sid` alone and scan the chain inside, one session scan per step.
+        let mut statement = connection
+            .prepare_cached(&format!(
+                "WITH RECURSIVE chain(nid, pred, visible, stop, id, depth) AS (
+                     SELECT {columns}, 1 FROM nodes n INDEXED BY nodes_walk WHERE n.sid = ?3 AND n.nid = ?4
+                     UNION ALL
+                     SELECT {columns}, chain.depth + 1
+                     FROM chain CROSS JOIN nodes n INDEXED BY nodes_walk ON n.sid = ?3 AND n.nid = chain.pred
+                     WHERE NOT chain.stop AND chain.depth < ?5
+                 )
+                 SELECT nid, pred, visible, stop, id FROM chain"
+            ))
+            .map_err(sql_error)?;
+        let mut steps: Vec<Step> = statement
+            .query_map(rusqlite::params_from_iter(&values), step_from_row)
+            .map_err(sql_error)?
+            .collect::<Result<_, _>>()
+            .map_err(sql_error)?;
+        let cut = i64::try_from(steps.len()).unwrap_or(i64::MAX) >= limit
+            && steps.last().is_some_and(|last| !last.stop && last.pred.is_some());
+        if cut && limit < bound {
+            // A long walk: read the session's entries in one scan and walk them here. The
+            // scan reads raw columns (no per-row SQL expressions) and allocates only ids.
+            let marker_column = if path.is_some() { "json_extract(n.metadata, ?2)" } else { "n.marker" };
+            let mut scan = connection
+                .prepare_cached(&format!(
+                    "SELECT n.nid, n.pred, n.rewound, n.role, {marker_column}, n.id
+                     FROM nodes n INDEXED BY nodes_walk WHERE n.sid = ?1 ORDER BY n.nid"
+                ))
+                .map_err(sql_error)?;
+            let mut rows = match &path {
+                Some(path) => scan.query(params![sid, path]),
+                None => scan.query(params![sid]),
+            }
+            .map_err(sql_error)?;
+            let mut entries: Vec<Step> = Vec::new();
+            while let Some(row) = rows.next().map_err(sql_error)? {
+                let visible = row.get::<_, i64>(2).map_err(sql_error)? == 0
+                    && !matches!(row.get_ref(3).map_err(sql_error)?.as_str(), Ok(ROOT_ROLE));
+                let marked = match (marker, row.get_ref(4).map_err(sql_error)?) {
+                    (Some(marker), ValueRef::Text(value)) => value == marker.as_bytes(),
+                    _ => false,
+                };
+                entries.push(Step {
+                    nid: row.get(0).map_err(sql_error)?,
+                    pred: row.get(1).map_err(sql_error)?,
+                    visible,
+                    stop: visible && marked,
+                    id: row.get(5).map_err(sql_error)?,
+                });
+            }
+            let mut path = Vec::new();
+            let mut next = Some(head);
+            while let Some(at) = next.and_then(|nid| entries.binary_search_by_key(&nid, |entry| entry.nid).ok()) {
+                let Some(entry) = entries.get(at) else { break };
+                if path.len() >= entries.len() {
+                    return Err(cycle());
+                }
+                next = if entry.stop { None } else { entry.pred };
+                path.push(at);
+            }
+            steps = path.into_iter().filter_map(|at| entries.get_mut(at).map(std::mem::take)).collect();
+        } else if cut {
+            return Err(cycle());
+        }
+        Ok(steps.into_iter().rev().filter(|step| step.visible && !step.stop).map(|step| (step.nid, step.id)).collect())
+    }
+
+    /// The nodes `nids` in their order, read one integer-key lookup each.
+    fn load(connection: &Connection, nids: impl IntoIterator<Item = i64>) -> Result<Vec<Message>, Error> {
+        let mut statement = connection
+            .prepare_cached(&format!("SELECT {NODE_COLUMNS} FROM nodes n WHERE n.nid = ?1"))
+            .map_err(sql_error)?;
+        let mut out = Vec::new();
+        for nid in nids {
+            let mut rows = statement.query([nid]).map_err(sql_error)?;
+            if let Some(row) = rows.next().map_err(sql_error)? {
+                out.push(message_from_row(row)?);
+            }
+        }
+        Ok(out)
+    }
 }
 
 impl SessionStore for SqliteStore {
     fn get_branch(&self, session_id: &str, head_id: Option<&str>) -> Result<Vec<Message>, Error> {
         let connection = self.connection();
-        let Some((sid, session_head)) = Self::session_row(&connection, session_id)? else { return Ok(Vec::new()) };
-        let head = match head_id {
-            Some(id) => connection
-                .query_row("SELECT nid FROM nodes WHERE sid = ?1 AND id = ?2", params![sid, id], |row| row.get(0))
-                .optional()
-                .map_err(sql_error)?,
-            None => session_head,
-        };
-        let Some(head) = head else { return Ok(Vec::new()) };
-        let nodes: i64 = connection
-            .query_row("SELECT count(*) FROM nodes WHERE sid = ?1", [sid], |row| row.get(0))
-            .map_err(sql_error)?;
-        // The walk stops after as many steps as the session has nodes, so a predecessor
-        // cycle (a damaged file) ends instead of looping; it is then reported.
-        let mut statement = connection
-            .prepare_cached(&format!(
-                "WITH RECURSIVE chain(nid, depth) AS (
-                     SELECT ?1, 0
-                     UNION ALL
-                     SELECT n.pred, chain.depth + 1 FROM nodes n JOIN chain ON n.nid = chain.nid
-                     WHERE n.pred IS NOT NULL AND chain.depth <= ?2
-                 )
-                 SELECT {NODE_COLUMNS}, n.rewound, chain.depth FROM chain JOIN nodes n ON n.nid = chain.nid
-                 ORDER BY chain.depth DESC"
-            ))
-            .map_err(sql_error)?;
-        let mut rows = statement.query(params![head, nodes]).map_err(sql_error)?;
-        let mut out = Vec::new();
-        while let Some(row) = rows.next().map_err(sql_error)? {
-            let depth: i64 = row.get(8).map_err(sql_error)?;
-            if depth > nodes {
-                return Err(Error::new(ErrorCode::SessionStoreCorrupt, "a predecessor cycle in the session store"));
-            }
-            let rewound: bool = row.get(7).map_err(sql_error)?;
-            let message = message_from_row(row)?;
-            if !rewound && message.role != ROOT_ROLE {
-                out.push(message);
-            }
-        }
-        Ok(out)
+        let path = Self::walk(&connection, session_id, head_id, None)?;
+        Self::load(&connection, path.into_iter().map(|(nid, _)| nid))
     }
 
-    fn get_unmarked_suffix(
+    fn get_unmarked_suffix_ids(
         &self,
         session_id: &str,
         head_id: Option<&str>,
         marker_key: &str,
         marker: &str,
-    ) -> Result<Vec<Message>, Error> {
+    ) -> Result<Vec<String>, Error> {
         let connection = self.connection();
-        let Some((sid, session_head)) = Self::session_row(&connection, session_id)? else { return Ok(Vec::new()) };
-        let head = match head_id {
-            Some(id) => connection
-                .query_row("SELECT nid FROM nodes WHERE sid = ?1 AND id = ?2", params![sid, id], |row| row.get(0))
-                .optional()
-                .map_err(sql_error)?,
-            None => session_head,
-        };
-        let Some(head) = head else { return Ok(Vec::new()) };
-        let nodes: i64 = connection
-            .query_row("SELECT count(*) FROM nodes WHERE sid = ?1", [sid], |row| row.get(0))
-            .map_err(sql_error)?;
-        // Walk back from the head; a visible node carrying the mark ends the walk (it is
-        // not part of the suffix), exactly where `get_branch` + the suffix would cut.
-        let path = format!("$.\"{}\"", marker_key.replace('"', "\\\""));
-        let mut statement = connection
+        let path = Self::walk(&connection, session_id, head_id, Some((marker_key, marker)))?;
+        Ok(path.into_iter().map(|(_, id)| id).collect())
+    }
+
+    fn get_nodes(&self, session_id: &str, ids: &[String]) -> Result<Vec<Message>, Error> {
+        let connection = self.connection();
+        let Some((sid, _)) = Self::session_row(&connection, session_id)? else { return Ok(Vec::new()) };
+        // One probe of `(sid, id)` and one read of the row per node.
+        let mut find = connection
             .prepare_cached(&format!(
-                "WITH RECURSIVE chain(nid, depth, stop) AS (
-                     SELECT n.nid, 0, (n.rewound = 0 AND n.role != '{ROOT_ROLE}' AND json_extract(n.metadata, ?3) IS ?4)
-                     FROM nodes n WHERE n.nid = ?1
-                     UNION ALL
-                     SELECT n.nid, chain.depth + 1,
-                            (n.rewound = 0 AND n.role != '{ROOT_ROLE}' AND json_extract(n.metadata, ?3) IS ?4)
-                     FROM chain JOIN nodes c ON c.nid = chain.nid JOIN nodes n ON n.nid = c.pred
-                     WHERE NOT chain.stop AND chain.depth <= ?2
-                 )
-                 SELECT {NODE_COLUMNS}, n.rewound, chain.depth FROM chain JOIN nodes n ON n.nid = chain.nid
-                 WHERE NOT chain.stop ORDER BY chain.depth DESC"
+                "SELECT {NODE_COLUMNS} FROM nodes n WHERE n.sid = ?1 AND n.id = ?2 AND n.rewound = 0
+                 AND n.role != '{ROOT_ROLE}'"
             ))
             .map_err(sql_error)?;
-        let mut rows = statement.query(params![head, nodes, path, marker]).map_err(sql_error)?;
+        let mut seen = std::collections::HashSet::new();
         let mut out = Vec::new();
-        while let Some(row) = rows.next().map_err(sql_error)? {
-            let depth: i64 = row.get(8).map_err(sql_error)?;
-            if depth > nodes {
-                return Err(Error::new(ErrorCode::SessionStoreCorrupt, "a predecessor cycle in the session store"));
+        for id in ids {
+            if !seen.insert(id.as_str()) {
+                continue;
             }
-            let rewound: bool = row.get(7).map_err(sql_error)?;
-            let message = message_from_row(row)?;
-            if !rewound && message.role != ROOT_ROLE {
-                out.push(message);
+            let mut rows = find.query(params![sid, id]).map_err(sql_error)?;
+            if let Some(row) = rows.next().map_err(sql_error)? {
+                out.push(message_from_row(row)?);
             }
         }
         Ok(out)
@@ -436,15 +532,51 @@ impl SessionStore for SqliteStore {
             let Some((sid, _)) = Self::session_row(&tx, session_id)? else { return Ok(()) };
             // json_patch is RFC 7396: keys merge, a null removes; `sessions` is not touched,
             // so `updated_at` stays where the last append put it.
+            // The marker column follows the merged value: a string patch sets it, any other
+            // value (null included) clears it, a patch without the key keeps it.
             let mut merge = tx
-                .prepare_cached("UPDATE nodes SET metadata = json_patch(metadata, ?1) WHERE sid = ?2 AND id = ?3")
+                .prepare_cached(
+                    "UPDATE nodes SET metadata = json_patch(metadata, ?1), marker = CASE WHEN ?4 THEN ?5 ELSE marker END
+                     WHERE sid = ?2 AND id = ?3",
+                )
                 .map_err(sql_error)?;
             for (id, patch) in patches {
-                merge.execute(params![Value::Object(patch.clone()).to_string(), sid, id]).map_err(sql_error)?;
+                let marker = patch.get(MARKER_KEY);
+                merge
+                    .execute(params![
+                        Value::Object(patch.clone()).to_string(),
+                        sid,
+                        id,
+                        marker.is_some(),
+                        marker.and_then(Value::as_str)
+                    ])
+                    .map_err(sql_error)?;
             }
         }
         tx.commit().map_err(sql_error)
     }
+}
+
+/// How many nodes a walk steps back by index probes before it reads the whole session in
+/// one scan instead.
+pub(crate) const WALK_STEPS: i64 = 256;
+
+/// One node as a walk reads it from `nodes_walk`.
+#[derive(Default)]
+struct Step {
+    nid: i64,
+    pred: Option<i64>,
+    visible: bool,
+    stop: bool,
+    id: String,
+}
+
+fn step_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Step> {
+    Ok(Step { nid: row.get(0)?, pred: row.get(1)?, visible: row.get(2)?, stop: row.get(3)?, id: row.get(4)? })
+}
+
+fn cycle() -> Error {
+    Error::new(ErrorCode::SessionStoreCorrupt, "a predecessor cycle in the session store")
 }
 
 /// The role of the session's synthetic root node, which no branch includes.

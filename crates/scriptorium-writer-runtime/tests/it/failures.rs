@@ -90,7 +90,123 @@ fn a_writer_error_installs_nothing_marks_nothing_and_records_its_code() -> TestR
         assert_eq!((last.reason_code, last.retryable), (code, retryable));
         let bytes = std::fs::read_to_string(fx.memory().join(".scriptorium/writer-status.json"))?;
         assert!(!bytes.contains("slow down"), "the free-text reason is never persisted");
+        // The batch is offered again on the next per-turn call (here idle an hour).
+        *fx.writer.script.lock().map_err(|_| "script")? = Script::Facts;
+        fx.clock.set(T0 + 7200.0);
+        assert_eq!(fx.runtime.hook("s1", None, false), None, "{code:?}");
+        assert_eq!(fx.marked("s1")?, ["a0", "a1"], "{code:?}");
+        assert_eq!(fx.fact_count("a0"), 1);
     }
+    Ok(())
+}
+
+#[test]
+fn a_writer_that_cannot_be_built_fails_after_archiving_marks_nothing_and_is_offered_again() -> TestResult {
+    let cases = [
+        (AgentErrorKind::Precondition, Code::WriterPreconditionFailed),
+        (AgentErrorKind::Other, Code::WriterFailureUnknown),
+    ];
+    for (kind, code) in cases {
+        let fx = Fixture::new("unbuilt", Script::Fail(AgentError::new(kind, "no model configured")), config(8000))?;
+        fx.store.append("s1", &chain("a", None, 2, 2, T0), T0)?;
+        fx.clock.set(T0 + 7200.0);
+        let failure = fx.runtime.hook("s1", None, false).ok_or("the write succeeded")?;
+        assert_eq!((failure.reason_code, failure.retryable), (code, false));
+        // Raised inside the pass after archiving: the records are in the archive, nothing
+        // is installed in the topics, nothing is marked.
+        let archive = std::fs::read_to_string(fx.memory().join("sources/openprogram/_v2/s1.md"))?;
+        assert_eq!(archive.matches("source-id:openprogram/s1/a").count(), 2);
+        assert!(!fx.memory().join("topics/facts.md").exists());
+        assert!(fx.marked("s1")?.is_empty());
+        let last = read_status(fx.runtime.workspace()).last_failure.ok_or("no failure recorded")?;
+        assert_eq!((last.reason_code, last.retryable), (code, false));
+        // Per-turn: the next turn offers the batch again, archived once.
+        *fx.writer.script.lock().map_err(|_| "script")? = Script::Facts;
+        fx.store.append("s1", &chain("b", Some("a1"), 1, 2, T0 + 10.0), T0 + 10.0)?;
+        assert_eq!(fx.runtime.hook("s1", None, false), None);
+        assert_eq!(fx.marked("s1")?, ["a0", "a1", "b0"]);
+        let archive = std::fs::read_to_string(fx.memory().join("sources/openprogram/_v2/s1.md"))?;
+        assert_eq!(archive.matches("source-id:openprogram/s1/a0").count(), 1);
+    }
+    Ok(())
+}
+
+#[test]
+fn an_organize_failure_after_the_install_keeps_the_batch_installed_and_marked_and_is_reported() -> TestResult {
+    let fx = Fixture::new("organize-fails", Script::Facts, config(8000))?;
+    let error = AgentError { http_status: Some(503), ..AgentError::new(AgentErrorKind::Execution, "down") };
+    *fx.writer.organize_error.lock().map_err(|_| "organize error")? = Some(error);
+    fx.store.append("s1", &chain("a", None, 3, 2, T0), T0)?;
+    // The first write of a fresh workspace is followed by a global organize, which fails.
+    let failure = fx.runtime.hook("s1", None, true).ok_or("the organize failure was not reported")?;
+    assert_eq!((failure.reason_code, failure.retryable), (Code::ModelProviderInternal, true));
+    assert_eq!(fx.writer.organize_runs.load(std::sync::atomic::Ordering::SeqCst), 1);
+    for id in ["a0", "a1", "a2"] {
+        assert_eq!(fx.fact_count(id), 1, "installed: {id}");
+    }
+    assert_eq!(fx.marked("s1")?, ["a0", "a1", "a2"], "marked");
+    let state = fx.runtime.workspace().runtime_state();
+    assert_eq!((state.written_batch, state.local_batches, state.write_commits_since_global), (None, 1, 1));
+    let status = read_status(fx.runtime.workspace());
+    assert_eq!((status.last_outcome, status.last_success_at), (Some("failure"), None), "success is not recorded");
+    assert_eq!(status.last_failure.map(|f| f.reason_code), Some(Code::ModelProviderInternal));
+    // Nothing is re-offered: the next call owes nothing and calls no model.
+    assert_eq!(fx.runtime.hook("s1", None, true), None);
+    assert_eq!(fx.writer.writes(), 1);
+    // The next pass with a new turn continues, and its organize runs again.
+    *fx.writer.organize_error.lock().map_err(|_| "organize error")? = None;
+    fx.store.append("s1", &chain("b", Some("a2"), 1, 2, T0 + 10.0), T0 + 10.0)?;
+    assert_eq!(fx.runtime.hook("s1", None, true), None);
+    assert_eq!((fx.writer.writes(), fx.fact_count("a0"), fx.fact_count("b0")), (2, 1, 1));
+    assert_eq!(fx.writer.organize_runs.load(std::sync::atomic::Ordering::SeqCst), 2);
+    let state = fx.runtime.workspace().runtime_state();
+    assert_eq!((state.write_commits_since_global, state.last_global_at.is_some()), (0, true));
+    Ok(())
+}
+
+#[test]
+fn a_forced_write_of_given_messages_the_store_lacks_is_session_nodes_unavailable() -> TestResult {
+    let fx = Fixture::new("no-nodes", Script::Facts, config(8000))?;
+    let rows = chain("a", None, 2, 2, T0);
+    let failure = fx.runtime.hook("gone", Some(&rows), true).ok_or("no failure")?;
+    assert_eq!((failure.reason_code, failure.retryable), (Code::SessionNodesUnavailable, false));
+    // The batch itself was written once; nothing could be marked in the store.
+    assert_eq!((fx.writer.writes(), fx.fact_count("a0"), fx.fact_count("a1")), (1, 1, 1));
+    assert!(fx.store.get_session("gone")?.is_none());
+    Ok(())
+}
+
+#[test]
+fn a_status_file_that_cannot_be_written_never_changes_a_writes_result() -> TestResult {
+    let fx = Fixture::new("status-fails", Script::Facts, config(8000))?;
+    fx.store.append("s1", &chain("a", None, 2, 2, T0), T0)?;
+    // A directory where the status file goes: every status write fails.
+    let status = fx.memory().join(".scriptorium/writer-status.json");
+    std::fs::create_dir_all(status.join("blocker"))?;
+    assert_eq!(fx.runtime.hook("s1", None, true), None);
+    assert_eq!(fx.marked("s1")?, ["a0", "a1"]);
+    *fx.writer.script.lock().map_err(|_| "script")? =
+        Script::Fail(AgentError { http_status: Some(401), ..AgentError::default() });
+    fx.store.append("s1", &chain("b", Some("a1"), 1, 2, T0 + 10.0), T0 + 10.0)?;
+    let failure = fx.runtime.hook("s1", None, true).ok_or("no failure")?;
+    assert_eq!((failure.reason_code, failure.retryable), (Code::ModelAuthentication, false));
+    assert!(status.is_dir(), "the blocker is untouched");
+    Ok(())
+}
+
+#[test]
+fn an_unreadable_runtime_json_reads_as_empty_state_and_counting_starts_again() -> TestResult {
+    let fx = Fixture::new("runtime-json", Script::Facts, config(8000))?;
+    fx.store.append("s1", &chain("a", None, 2, 2, T0), T0)?;
+    assert_eq!(fx.runtime.hook("s1", None, true), None);
+    let path = fx.memory().join(".scriptorium/runtime.json");
+    std::fs::write(&path, b"{ not json")?;
+    assert_eq!(fx.runtime.workspace().runtime_state().local_batches, 0, "read as empty state");
+    fx.store.append("s1", &chain("b", Some("a1"), 1, 2, T0 + 10.0), T0 + 10.0)?;
+    assert_eq!(fx.runtime.hook("s1", None, true), None);
+    assert_eq!(fx.marked("s1")?, ["a0", "a1", "b0"]);
+    assert_eq!((fx.fact_count("a0"), fx.fact_count("b0")), (1, 1), "nothing written twice");
+    assert_eq!(fx.runtime.workspace().runtime_state().local_batches, 1, "the counters were reset");
     Ok(())
 }
 

@@ -125,7 +125,8 @@ proptest::proptest! {
     ))]
 
     /// The store's own suffix walk equals `get_branch` cut after the newest marked node,
-    /// whatever is marked (with this or another workspace's id) or rewound.
+    /// whatever is marked (with this or another workspace's id) or rewound; its ids alone
+    /// and `get_nodes` of them give the same suffix.
     #[test]
     fn the_unmarked_suffix_walk_equals_the_branch_cut_at_the_newest_mark(
         parents in proptest::collection::vec(proptest::prelude::any::<usize>(), 1..30),
@@ -159,6 +160,139 @@ proptest::proptest! {
                 .map_or(0, |i| i + 1);
             let walked = store.get_unmarked_suffix("s", head, "memory_written_scriptorium", "w-0123abcd").expect("suffix");
             proptest::prop_assert_eq!(&walked, &branch[start..].to_vec(), "head {:?}", head);
+            let ids = store.get_unmarked_suffix_ids("s", head, "memory_written_scriptorium", "w-0123abcd").expect("ids");
+            proptest::prop_assert_eq!(&ids, &walked.iter().map(|m| m.id.clone()).collect::<Vec<_>>());
+            proptest::prop_assert_eq!(&store.get_nodes("s", &ids).expect("nodes"), &walked);
+            // Another marker key is read from the metadata and walks the same way.
+            let other = store.get_unmarked_suffix_ids("s", head, "other_key", "w-0123abcd").expect("other");
+            proptest::prop_assert_eq!(other.len(), branch.len());
         }
     }
+}
+
+/// The schema exactly as version 1 wrote it: a fixture of a past format, not derived from
+/// the current migrations, so a change to them cannot hide a broken upgrade.
+const SCHEMA_V1: &str = "
+    CREATE TABLE sessions(sid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, head INTEGER, created_at REAL NOT NULL,
+        updated_at REAL NOT NULL, archived INTEGER NOT NULL DEFAULT 0);
+    CREATE TABLE nodes(nid INTEGER PRIMARY KEY, sid INTEGER NOT NULL REFERENCES sessions(sid), id TEXT NOT NULL,
+        predecessor TEXT, pred INTEGER, role TEXT NOT NULL, content_kind INTEGER NOT NULL, content TEXT NOT NULL,
+        timestamp, rewound INTEGER NOT NULL DEFAULT 0, metadata TEXT NOT NULL DEFAULT '{}', UNIQUE(sid, id));
+    CREATE INDEX nodes_by_predecessor ON nodes(sid, predecessor);
+    CREATE TABLE tips(sid INTEGER NOT NULL, head INTEGER NOT NULL, archived INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY(sid, head)) WITHOUT ROWID;
+    PRAGMA user_version = 1;
+";
+
+#[test]
+fn a_version_1_file_is_migrated_in_place_and_its_marks_bound_the_suffix_walk() -> TestResult {
+    let dir = TempDir::new("migrate");
+    let path = dir.path().join("sessions.sqlite3");
+    {
+        let connection = rusqlite::Connection::open(&path)?;
+        connection.execute_batch("PRAGMA journal_mode=WAL;")?;
+        connection.execute_batch(SCHEMA_V1)?;
+        connection.execute_batch(&format!("PRAGMA application_id = {APPLICATION_ID};"))?;
+        connection
+            .execute("INSERT INTO sessions(sid, id, head, created_at, updated_at) VALUES (1, 's1', 4, ?1, ?1)", [T0])?;
+        // a0 ← a1 ← a2 ← a3: a1 carries this workspace's mark, a2 another workspace's,
+        // a3 a non-string marker value (which marks nothing).
+        let metadata = [
+            "{}",
+            r#"{"memory_written_scriptorium":"w-0123abcd","display":"x"}"#,
+            r#"{"memory_written_scriptorium":"w-99999999"}"#,
+            r#"{"memory_written_scriptorium":7}"#,
+        ];
+        for (index, metadata) in metadata.iter().enumerate() {
+            let nid = i64::try_from(index)? + 1;
+            connection.execute(
+                "INSERT INTO nodes(nid, sid, id, predecessor, pred, role, content_kind, content, timestamp, metadata)
+                 VALUES (?1, 1, ?2, ?3, ?4, 'user', 0, ?5, ?6, ?7)",
+                rusqlite::params![
+                    nid,
+                    format!("a{index}"),
+                    (index > 0).then(|| format!("a{}", index - 1)),
+                    (index > 0).then_some(nid - 1),
+                    format!("turn {index}"),
+                    T0 + index as f64,
+                    metadata
+                ],
+            )?;
+        }
+        connection.execute("INSERT INTO tips(sid, head) VALUES (1, 4)", [])?;
+    }
+    let store = SqliteStore::open(&path)?;
+    let connection = rusqlite::Connection::open(&path)?;
+    let version: i32 = connection.query_row("PRAGMA user_version", [], |row| row.get(0))?;
+    assert_eq!(version, SCHEMA_VERSION);
+    let markers: Vec<Option<String>> = connection
+        .prepare("SELECT marker FROM nodes ORDER BY nid")?
+        .query_map([], |row| row.get(0))?
+        .collect::<Result<_, _>>()?;
+    assert_eq!(markers, [None, Some("w-0123abcd".to_owned()), Some("w-99999999".to_owned()), None]);
+    let ids = |rows: Vec<Message>| rows.into_iter().map(|m| m.id).collect::<Vec<_>>();
+    assert_eq!(ids(store.get_branch("s1", None)?), ["a0", "a1", "a2", "a3"]);
+    assert_eq!(store.get_unmarked_suffix_ids("s1", None, "memory_written_scriptorium", "w-0123abcd")?, ["a2", "a3"]);
+    assert_eq!(store.get_unmarked_suffix_ids("s1", None, "memory_written_scriptorium", "w-99999999")?, ["a3"]);
+    let kept = store.get_nodes("s1", &["a1".to_owned()])?;
+    assert_eq!((kept[0].field("display"), kept[0].content.text()), (Some("x"), "turn 1".to_owned()));
+    assert_eq!(store.get_session("s1")?.map(|s| (s.head_id, s.updated_at)), Some((Some("a3".to_owned()), T0)));
+    // The migrated file keeps its marker column in step with later merges and appends.
+    let mut unmark = Map::new();
+    unmark.insert("memory_written_scriptorium".into(), serde_json::Value::Null);
+    store.merge_node_metadata_batch("s1", &[("a1".to_owned(), unmark)].into())?;
+    assert_eq!(store.get_unmarked_suffix_ids("s1", None, "memory_written_scriptorium", "w-0123abcd")?.len(), 4);
+    drop(store);
+    // Reopening a migrated file changes nothing.
+    let before = std::fs::read(&path)?;
+    drop(SqliteStore::open(&path)?);
+    assert_eq!(std::fs::read(&path)?, before);
+    Ok(())
+}
+
+#[test]
+fn walks_longer_than_the_stepping_limit_read_the_session_in_one_scan_with_the_same_result() -> TestResult {
+    let dir = TempDir::new("long-walk");
+    let path = dir.path().join("sessions.sqlite3");
+    let store = SqliteStore::open(&path)?;
+    // Another session first, so this one's nids are not 1..n.
+    store.append("other", &chain("o", None, 50, 0, T0), T0)?;
+    store.append("s", &chain("a", None, 3000, 0, T0), T0)?;
+    store.append("s", &chain("f", Some("a1500"), 10, 0, T0), T0 + 1.0)?;
+    let mark = |id: &str, workspace: &str| -> Result<(), Box<dyn std::error::Error>> {
+        let mut patch = Map::new();
+        patch.insert("memory_written_scriptorium".into(), json!(workspace));
+        Ok(store.merge_node_metadata_batch("s", &[(id.to_owned(), patch)].into())?)
+    };
+    mark("a200", "w-0123abcd")?;
+    mark("a2500", "w-99999999")?;
+    store.rewind("s", &["a2998"])?;
+    let a = |range: std::ops::Range<usize>| range.map(|i| format!("a{i}")).collect::<Vec<_>>();
+    let suffix =
+        |head: Option<&str>| store.get_unmarked_suffix_ids("s", head, "memory_written_scriptorium", "w-0123abcd");
+    let mut expected = a(201..1501);
+    expected.extend((0..10).map(|i| format!("f{i}")));
+    assert_eq!(suffix(None)?, expected, "the head branch through the fork");
+    let mut expected = a(201..2998);
+    expected.push("a2999".into());
+    assert_eq!(suffix(Some("a2999"))?, expected, "past another workspace's mark and a rewound node");
+    let branch: Vec<String> = store.get_branch("s", Some("a2999"))?.into_iter().map(|m| m.id).collect();
+    assert_eq!((branch.len(), branch.first().map(String::as_str)), (2999, Some("a0")));
+    // A predecessor cycle is reported, in a long store (the scan) and in a short one (the
+    // stepping walk alone).
+    let small = dir.path().join("small.sqlite3");
+    SqliteStore::open(&small)?.append("s", &chain("a", None, 5, 0, T0), T0)?;
+    for (file, from, to) in [(&path, "a300", "a2999"), (&small, "a1", "a4")] {
+        let connection = rusqlite::Connection::open(file)?;
+        connection.execute(
+            "UPDATE nodes SET pred = (SELECT nid FROM nodes WHERE id = ?2 AND sid = nodes.sid)
+             WHERE id = ?1 AND sid = (SELECT sid FROM sessions WHERE id = 's')",
+            [from, to],
+        )?;
+        let store = SqliteStore::open(file)?;
+        let walked = store.get_unmarked_suffix_ids("s", Some(to), "memory_written_scriptorium", "w-0123abcd");
+        assert_eq!(walked.err().map(|e| e.code()), Some(ErrorCode::SessionStoreCorrupt), "{from}");
+        assert_eq!(store.get_branch("s", Some(to)).err().map(|e| e.code()), Some(ErrorCode::SessionStoreCorrupt));
+    }
+    Ok(())
 }

@@ -119,6 +119,8 @@ pub(crate) struct ScriptedWriter {
     pub(crate) script: Mutex<Script>,
     pub(crate) write_runs: AtomicUsize,
     pub(crate) organize_runs: AtomicUsize,
+    /// When set, every organize run fails with this error.
+    pub(crate) organize_error: Mutex<Option<AgentError>>,
 }
 
 impl ScriptedWriter {
@@ -127,6 +129,7 @@ impl ScriptedWriter {
             script: Mutex::new(script),
             write_runs: AtomicUsize::new(0),
             organize_runs: AtomicUsize::new(0),
+            organize_error: Mutex::new(None),
         })
     }
 
@@ -139,7 +142,10 @@ impl WriterAgent for ScriptedWriter {
     fn run(&self, task: &WriterTask<'_>, stage: &mut WriterStage<'_>) -> Result<WriterReport, AgentError> {
         if task.kind == StageKind::Organize {
             self.organize_runs.fetch_add(1, Ordering::SeqCst);
-            return Ok(WriterReport::default());
+            return match self.organize_error.lock().expect("organize error").clone() {
+                Some(error) => Err(error),
+                None => Ok(WriterReport::default()),
+            };
         }
         self.write_runs.fetch_add(1, Ordering::SeqCst);
         let script = self.script.lock().expect("script").clone();
