@@ -102,6 +102,7 @@ impl Workspace {
         let committed_sources = SourceResolver::new(StageSources::new(vfs, &no_plan));
         // The committed topics and baseline, re-read and re-parsed only where they changed.
         let mut cache = self.committed_cache();
+        let ordered = cache.creation_order_known(&current);
         let view = cache.refresh(vfs, &current, &committed_sources, &request.known_ids_from)?;
         let (committed, baseline) = (view.topics, &*view.baseline);
 
@@ -154,7 +155,9 @@ impl Workspace {
         // Beyond the topics the derive step sees the planned archives and, on a first
         // transaction, the creation order seeded from the committed tree.
         let mut overlay = planned;
-        if let Some(bytes) = self.seeded_runtime_state(committed, &committed_sources) {
+        let (ordered, seeded) =
+            if ordered { (true, None) } else { self.seeded_runtime_state(committed, &committed_sources) };
+        if let Some(bytes) = seeded {
             overlay.insert(self.runtime_state_path(), bytes);
         }
         self.derive_into(derive, &normalized.files, &overlay, master_removed, &current, &mut changes)?;
@@ -171,6 +174,7 @@ impl Workspace {
         };
         // The tree changes from here on: the cache learns the result only after the install.
         cache.invalidate();
+        cache.set_creation_order_known(ordered);
         let prepared = match &history {
             Some(history) => history.prepare(&request.commit_message, &changes)?,
             None => None,
@@ -187,7 +191,8 @@ impl Workspace {
             Err(_) => (false, None),
         };
         crate::crashpoint!("history.published");
-        let revision = self.revision()?;
+        // Under the lock since the base check: the tree is that one with `changes` installed.
+        let revision = self.revision_after_install(changes.keys().map(String::as_str))?;
         cache.installed(&changes, revision.clone(), &normalized, &new_sources);
         drop(cache);
         derive.installed(&revision);
@@ -204,20 +209,21 @@ impl Workspace {
         })
     }
 
-    /// The committed `runtime.json` with its creation order seeded from the committed
-    /// tree, when it has none yet (see [`RuntimeState::seeded`]). The tree is parsed only
-    /// in that case, which is the first transaction of a workspace.
+    /// Whether the committed `runtime.json` has a creation order, and when it has none
+    /// yet, that file with the order seeded from the committed tree (see
+    /// [`RuntimeState::seeded`]). The tree is parsed only in that case, which is the first
+    /// transaction of a workspace.
     fn seeded_runtime_state<L: SourceLookup>(
         &self,
         committed: &BTreeMap<String, Vec<u8>>,
         sources: &SourceResolver<L>,
-    ) -> Option<Vec<u8>> {
+    ) -> (bool, Option<Vec<u8>>) {
         let bytes = self.vfs().read(Path::new(&self.runtime_state_path())).ok();
         if bytes.as_deref().is_some_and(|bytes| RuntimeState::parse(bytes).has_creation_order()) {
-            return None;
+            return (true, None);
         }
         let tree = parse_tree(committed.iter(), sources, Mode::Lenient);
-        RuntimeState::seeded(bytes.as_deref(), tree.units().iter().map(|unit| unit.memory_id.as_str()))
+        (false, RuntimeState::seeded(bytes.as_deref(), tree.units().iter().map(|unit| unit.memory_id.as_str())))
     }
 
     /// The derive step: run the promotion pass on the whole staged tree, then hand it to

@@ -7,11 +7,20 @@
 //! keeps per file its stat facts and the SHA-256 state *before* it. The next computation
 //! resumes from the state before the first file whose path or stat differs.
 //!
+//! After an install under the write lock the tree is known to be the one the last
+//! computation listed with the installed paths changed, so
+//! [`RevisionCache::revision_after_install`] `lstat`s only those paths instead of walking
+//! the tree again: the commit pays one walk (its base check), not two. A hand edit made
+//! while an update runs, outside the lock, shows in the next computation (which walks)
+//! rather than in the revision that update returns; a base taken from it is then
+//! refused as concurrent, never silently accepted.
+//!
 //! A stat can miss a rewrite that keeps size and timestamps (a write within the same
 //! clock tick as the hash). Git's racily-clean rule closes that gap: a file whose mtime
 //! or ctime is within [`RACY_WINDOW_NS`] of the time it was hashed is not trusted next
 //! time and is read again.
 
+use std::collections::BTreeSet;
 use std::ffi::OsStr;
 use std::fs;
 use std::io;
@@ -22,7 +31,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use sha2::{Digest, Sha256};
 
-use super::{RUNTIME_STATE_FILE, component_order, hex_revision};
+use super::{RUNTIME_STATE_FILE, component_order, hex_revision, is_internal_name};
 use crate::listing::{ListedFile, Listing, Scope};
 
 /// How close to the hash time a timestamp makes a file untrusted (2 s, nanoseconds):
@@ -72,6 +81,8 @@ struct Hashed {
 pub(crate) struct RevisionCache {
     files: Vec<Hashed>,
     end: Sha256,
+    /// `files` is the whole listing of the last computation (false until one succeeds).
+    complete: bool,
 }
 
 impl std::fmt::Debug for RevisionCache {
@@ -98,11 +109,78 @@ impl RevisionCache {
         result
     }
 
+    /// The revision right after this process installed `changed` (workspace-relative
+    /// paths written or removed) under the write lock it held when this cache last
+    /// computed: that listing with only `changed` stated again, hashed from the first
+    /// path that differs. Without such a computation it walks the tree like
+    /// [`Self::revision`].
+    pub(crate) fn revision_after_install<'p>(
+        &mut self,
+        root: &Path,
+        runtime_dir: &str,
+        changed: impl IntoIterator<Item = &'p str>,
+    ) -> io::Result<String> {
+        let hashed_at = now_ns();
+        let patched = if self.complete { self.patched_listing(root, runtime_dir, changed) } else { Ok(None) };
+        let result = match patched {
+            Ok(Some((listed, first_changed))) => self.hash(root, listed, first_changed, hashed_at),
+            Ok(None) => self.compute(root, runtime_dir, hashed_at),
+            Err(error) => Err(error),
+        };
+        if result.is_err() {
+            *self = RevisionCache::default();
+        }
+        result.map(|(revision, _)| revision)
+    }
+
+    /// The last listing with every path of `changed` taken out and put back where the
+    /// listing rule counts it now, and the position of the first changed path: nothing
+    /// from there on is reused, even where a stat happens to agree. `None` when a path
+    /// goes through a link, which only a walk can follow up.
+    fn patched_listing<'p>(
+        &self,
+        root: &Path,
+        runtime_dir: &str,
+        changed: impl IntoIterator<Item = &'p str>,
+    ) -> io::Result<Option<(Vec<(Vec<u8>, Stat)>, usize)>> {
+        let changed: BTreeSet<&[u8]> = changed.into_iter().map(str::as_bytes).collect();
+        let mut listed: Vec<(Vec<u8>, Stat)> = self
+            .files
+            .iter()
+            .filter(|file| !changed.contains(file.relative.as_slice()))
+            .map(|file| (file.relative.clone(), file.stat))
+            .collect();
+        let mut first_changed = usize::MAX;
+        for path in changed {
+            let at = listed.partition_point(|(listed, _)| component_order(listed, path).is_lt());
+            first_changed = first_changed.min(at);
+            match counted(root, runtime_dir, path)? {
+                Counted::File(stat) => listed.insert(at, (path.to_vec(), stat)),
+                Counted::No => {}
+                Counted::Unsure => return Ok(None),
+            }
+        }
+        Ok(Some((listed, first_changed)))
+    }
+
     fn compute(&mut self, root: &Path, runtime_dir: &str, hashed_at: i128) -> io::Result<(String, usize)> {
         let listed = list(root, runtime_dir)?;
+        self.hash(root, listed, usize::MAX, hashed_at)
+    }
+
+    /// Hash `listed` (every counted file in revision order, with its stat), reusing the
+    /// states of the cached prefix that agrees with it, but none from `limit` on.
+    fn hash(
+        &mut self,
+        root: &Path,
+        listed: Vec<(Vec<u8>, Stat)>,
+        limit: usize,
+        hashed_at: i128,
+    ) -> io::Result<(String, usize)> {
+        self.complete = false;
         let mut read = 0;
         let mut reuse = 0;
-        for (old, (relative, stat)) in self.files.iter_mut().zip(&listed) {
+        for (old, (relative, stat)) in self.files.iter_mut().zip(&listed).take(limit) {
             if old.relative != *relative || old.stat != *stat {
                 break;
             }
@@ -145,6 +223,7 @@ impl RevisionCache {
             self.files.push(Hashed { relative, stat, trusted, before, digest });
         }
         self.end = hasher.clone();
+        self.complete = true;
         Ok((hex_revision(hasher), read))
     }
 }
@@ -154,13 +233,27 @@ impl crate::workspace::Workspace {
     /// every file is `lstat`ed; only the bytes from the first file that changed since
     /// this handle's last computation are hashed again.
     pub fn revision(&self) -> Result<String, crate::error::Error> {
-        // A poisoned cache only means a panic elsewhere mid-computation: start afresh.
-        let mut cache = self.revision_cache.lock().unwrap_or_else(|poisoned| {
+        Ok(self.revision_cache().revision(self.root(), self.runtime_dir_name())?)
+    }
+
+    /// The revision right after an install of `changed` under the write lock, whose
+    /// update computed [`Workspace::revision`] under the same lock before it: see
+    /// [`RevisionCache::revision_after_install`].
+    pub(crate) fn revision_after_install<'p>(
+        &self,
+        changed: impl IntoIterator<Item = &'p str>,
+    ) -> Result<String, crate::error::Error> {
+        Ok(self.revision_cache().revision_after_install(self.root(), self.runtime_dir_name(), changed)?)
+    }
+
+    /// This workspace's [`RevisionCache`], locked; one poisoned by a panic elsewhere
+    /// mid-computation starts afresh.
+    fn revision_cache(&self) -> std::sync::MutexGuard<'_, RevisionCache> {
+        self.revision_cache.lock().unwrap_or_else(|poisoned| {
             let mut cache = poisoned.into_inner();
             *cache = RevisionCache::default();
             cache
-        });
-        Ok(cache.revision(self.root(), self.runtime_dir_name())?)
+        })
     }
 }
 
@@ -191,6 +284,47 @@ fn list(root: &Path, runtime_dir: &str) -> io::Result<Vec<(Vec<u8>, Stat)>> {
         files.insert(at, (state, Stat::of(&meta)));
     }
     Ok(files)
+}
+
+/// What the listing rule (plus the runtime state file) makes of one installed path.
+enum Counted {
+    /// A regular file the revision counts, with its stat.
+    File(Stat),
+    /// Nothing the revision counts: gone, internal, or a directory.
+    No,
+    /// Reached through a link (or the link itself), so the install may have written
+    /// elsewhere in the tree: only a walk can tell.
+    Unsure,
+}
+
+/// [`Counted`] for the workspace-relative `path`: counted when it is a regular file
+/// reached through real directories only, outside the internal top-level names except
+/// `<runtime_dir>/runtime.json`.
+fn counted(root: &Path, runtime_dir: &str, path: &[u8]) -> io::Result<Counted> {
+    let components: Vec<&[u8]> = path.split(|&byte| byte == b'/').collect();
+    if components.iter().any(|c| c.is_empty() || *c == b"." || *c == b"..") {
+        return Ok(Counted::Unsure);
+    }
+    let state = format!("{runtime_dir}/{RUNTIME_STATE_FILE}");
+    if components.first().is_some_and(|first| is_internal_name(OsStr::from_bytes(first))) && path != state.as_bytes() {
+        return Ok(Counted::No);
+    }
+    let mut at = root.to_path_buf();
+    for (n, component) in components.iter().enumerate() {
+        at.push(OsStr::from_bytes(component));
+        let Some(meta) = lstat(&at)? else { return Ok(Counted::No) };
+        let last = n + 1 == components.len();
+        if meta.file_type().is_symlink() {
+            return Ok(Counted::Unsure);
+        }
+        if last {
+            return Ok(if meta.is_file() { Counted::File(Stat::of(&meta)) } else { Counted::No });
+        }
+        if !meta.is_dir() {
+            return Ok(Counted::No);
+        }
+    }
+    Ok(Counted::No)
 }
 
 fn lstat(path: &Path) -> io::Result<Option<fs::Metadata>> {

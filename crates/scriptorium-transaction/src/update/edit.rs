@@ -66,9 +66,12 @@ pub(crate) fn apply(
             applied.declared_sources = outcome.declared_sources;
         }
     }
-    for id in baseline.ids() {
-        if baseline.unit(id).is_some_and(|unit| deleted_files.contains(&unit.path)) {
-            applied.removable.insert(id.to_owned());
+    // Most edits delete no file: then no committed id needs looking at.
+    if !deleted_files.is_empty() {
+        for id in baseline.ids() {
+            if baseline.unit(id).is_some_and(|unit| deleted_files.contains(&unit.path)) {
+                applied.removable.insert(id.to_owned());
+            }
         }
     }
     Ok(applied)

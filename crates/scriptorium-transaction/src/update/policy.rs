@@ -87,10 +87,19 @@ pub(crate) fn check_topic_collisions<B>(
     committed: &BTreeMap<String, Vec<u8>>,
     staged: &BTreeMap<String, B>,
 ) -> Result<(), Error> {
-    let (new, kept): (Vec<&String>, Vec<&String>) = staged.keys().partition(|path| !committed.contains_key(*path));
+    // Both maps are sorted: one merge walk finds the new paths, without a lookup per path.
+    let mut committed_paths = committed.keys().peekable();
+    let mut new = Vec::new();
+    for path in staged.keys() {
+        while committed_paths.next_if(|committed| *committed < path).is_some() {}
+        if committed_paths.next_if(|committed| *committed == path).is_none() {
+            new.push(path);
+        }
+    }
     if new.is_empty() {
         return Ok(());
     }
+    let kept: Vec<&String> = staged.keys().filter(|path| committed.contains_key(*path)).collect();
     let mut seen: HashMap<String, &str> = HashMap::new();
     // Committed spellings first, so that the error names the new path.
     for path in kept.into_iter().chain(new.iter().copied()) {

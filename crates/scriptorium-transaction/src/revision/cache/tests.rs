@@ -188,6 +188,56 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Each op stands for an install that changed one path: the revision after it,
+    /// from the last listing with that path stated again, is the full one (internal
+    /// paths, links and removals included).
+    #[test]
+    fn a_revision_after_install_equals_the_full_revision(ops in proptest::collection::vec(op(), 1..12)) {
+        let temp = TempDir::new("revcache-install");
+        write_tree(temp.path(), &[("a.md", b"seed"), ("topics/x.md", b"x"), (".scriptorium/runtime.json", b"{}")]);
+        let mut cache = RevisionCache::default();
+        prop_assert_eq!(&cache.revision(temp.path(), RUNTIME_DIR).expect("rev"), &full(temp.path()));
+        for op in &ops {
+            apply(temp.path(), op);
+            let (Op::Replace(i, _) | Op::Remove(i) | Op::Link(i)) = op;
+            let changed = PATHS.get(*i).copied().unwrap_or("a.md");
+            let after = cache.revision_after_install(temp.path(), RUNTIME_DIR, [changed]).expect("rev");
+            prop_assert_eq!(&after, &full(temp.path()), "{:?}", op);
+        }
+    }
+}
+
+#[test]
+fn an_install_through_a_linked_directory_is_followed_up_by_a_walk() {
+    let temp = TempDir::new("revcache-install-link");
+    write_tree(temp.path(), &[("topics/a/x.md", b"x"), ("topics/b.md", b"b")]);
+    std::os::unix::fs::symlink(temp.path().join("topics/a"), temp.path().join("topics/l")).expect("link");
+    let mut cache = RevisionCache::default();
+    cache.revision(temp.path(), RUNTIME_DIR).expect("rev");
+    // Written through the link: the file the revision counts is `topics/a/y.md`.
+    fs::write(temp.path().join("topics/l/y.md"), b"y").expect("write");
+    let after = cache.revision_after_install(temp.path(), RUNTIME_DIR, ["topics/l/y.md"]).expect("rev");
+    assert_eq!(after, full(temp.path()));
+}
+
+#[test]
+fn a_hand_edit_during_an_update_shows_in_the_next_revision() {
+    let temp = TempDir::new("revcache-install-hand");
+    write_tree(temp.path(), &[("topics/a.md", b"a"), ("topics/b.md", b"b")]);
+    let mut cache = RevisionCache::default();
+    // Hashed as if long after the files were written: their stats are trusted.
+    cache.revision_at(temp.path(), RUNTIME_DIR, later()).expect("rev");
+    // Before the installed path in revision order, so its cached hash would be reused.
+    replace(&temp.path().join("topics/a.md"), b"by hand");
+    replace(&temp.path().join("topics/b.md"), b"installed");
+    let after = cache.revision_after_install(temp.path(), RUNTIME_DIR, ["topics/b.md"]).expect("rev");
+    assert_ne!(after, full(temp.path()), "the hand edit is not part of what was installed");
+    assert_eq!(cache.revision(temp.path(), RUNTIME_DIR).expect("rev"), full(temp.path()));
+}
+
 #[test]
 fn a_workspace_revision_stays_equal_across_installs() {
     let temp = TempDir::new("revcache-workspace");

@@ -24,6 +24,7 @@ use scriptorium_topic_markdown::{
 
 use crate::error::Error;
 use crate::journal::Changes;
+use crate::revision::{RUNTIME_STATE_FILE, is_internal_path};
 use crate::update::stage::committed_topics;
 use crate::vfs::Vfs;
 
@@ -55,6 +56,9 @@ pub(crate) struct CommittedCache {
     /// The last refresh added the request's `known_ids_from` units to the baseline the
     /// update normalized against, so its output is not known normal under the next one.
     extended: bool,
+    /// The committed `runtime.json` at `valid_at` has a creation order: parsing the file
+    /// to learn that again costs more than the rest of a one-block update.
+    ordered: bool,
 }
 
 impl std::fmt::Debug for CommittedCache {
@@ -116,6 +120,18 @@ impl CommittedCache {
         self.valid_at = None;
     }
 
+    /// Whether the committed `runtime.json` of the tree at `revision` is known to have a
+    /// creation order (see [`Self::set_creation_order_known`]).
+    pub(crate) fn creation_order_known(&self, revision: &str) -> bool {
+        self.ordered && self.valid_at.as_deref() == Some(revision)
+    }
+
+    /// Record whether the committed `runtime.json` the current update started from has a
+    /// creation order; [`Self::installed`] forgets it when the install rewrites that file.
+    pub(crate) fn set_creation_order_known(&mut self, ordered: bool) {
+        self.ordered = ordered;
+    }
+
     /// Record a successful install of `changes`, after which the tree has `revision`.
     ///
     /// Contract: [`Self::refresh`] ran earlier in the same update, under the same write
@@ -132,6 +148,9 @@ impl CommittedCache {
     ) {
         let was_normal = self.normal;
         self.normal = !self.extended;
+        if changes.keys().any(|path| is_internal_path(path) && path.ends_with(RUNTIME_STATE_FILE)) {
+            self.ordered = false;
+        }
         if changes.keys().any(|path| path.starts_with("sources/")) {
             // Every citation of a normal file resolves, and appended frames resolve
             // nothing new for it; only where an id it names now lives may change.
