@@ -117,9 +117,9 @@ impl Workspace {
         audit.extend_from_slice(audit_line(request, plan.speaker_id.as_deref()).as_bytes());
         changes.insert(audit_path, Some(audit));
 
-        let topics = read_tree(vfs, "topics")?;
+        let mut topics = read_tree(vfs, "topics")?;
         let overlay = std::collections::BTreeMap::from([(path, bytes)]);
-        self.derive_into(derive, &topics, &overlay, false, &current, &mut changes)?;
+        self.derive_into(derive, &mut topics, &overlay, false, &current, &mut changes)?;
 
         let history = History::open_or_init(self.root()).ok();
         let message = format!("memory: trust source {id}");

@@ -38,7 +38,7 @@ pub use self::result::UpdateResult;
 pub(crate) use self::stage::CommittedCache;
 pub use self::stage::WRITER_STAGE_ITEMS;
 pub(crate) use self::stage::read_tree;
-use self::stage::{DERIVED_FILES, StageSources, normalize_stage};
+use self::stage::{DERIVED_FILES, StageSources, differences, normalize_stage};
 
 impl Workspace {
     /// Run one all-or-nothing update (spec 02 §4.3). `derive` builds the derived views in
@@ -114,16 +114,15 @@ impl Workspace {
         let mut staged = committed.clone();
         let applied = edit::apply(&request.edit, &archived.source_ids, baseline, &mut staged)?;
         // The topic files this edit writes; any that normalization prunes is reported.
-        let written: Vec<String> = staged
-            .iter()
-            .filter(|(path, bytes)| committed.get(*path) != Some(*bytes))
-            .map(|(p, _)| p.clone())
+        let written: Vec<String> = differences(&staged, committed)
+            .into_iter()
+            .filter_map(|(path, bytes)| bytes.map(|_| path.clone()))
             .collect();
 
         let sources = SourceResolver::new(StageSources::new(vfs, &planned));
         let options = NormalizeOptions::with_removal(Removal::Only(applied.removable));
         let new_sources: BTreeSet<String> = archived.source_ids.values().cloned().collect();
-        let normalized =
+        let mut normalized =
             normalize_stage(&view, staged, &sources, &new_sources, &options).map_err(|v| policy::topic_error(&v))?;
         policy::check_topic_collisions(committed, &normalized.files)?;
         if request.append_only {
@@ -139,15 +138,10 @@ impl Workspace {
         let scope = (request.citations != CitationScope::AnyTrusted).then_some(&evidence);
         policy::check_source_refs(&normalized.units, baseline, &sources, scope)?;
 
-        let mut changes = Changes::new();
-        for path in committed.keys().filter(|path| !normalized.files.contains_key(*path)) {
-            changes.insert(path.clone(), None);
-        }
-        for (path, bytes) in &normalized.files {
-            if committed.get(path) != Some(bytes) {
-                changes.insert(path.clone(), Some(bytes.clone()));
-            }
-        }
+        let mut changes: Changes = differences(&normalized.files, committed)
+            .into_iter()
+            .map(|(path, bytes)| (path.clone(), bytes.cloned()))
+            .collect();
         for (path, bytes) in &planned {
             changes.insert(path.clone(), Some(bytes.clone()));
         }
@@ -160,7 +154,7 @@ impl Workspace {
         if let Some(bytes) = seeded {
             overlay.insert(self.runtime_state_path(), bytes);
         }
-        self.derive_into(derive, &normalized.files, &overlay, master_removed, &current, &mut changes)?;
+        self.derive_into(derive, &mut normalized.files, &overlay, master_removed, &current, &mut changes)?;
         crate::crashpoint!("derive.built");
 
         if cancel() {
@@ -192,7 +186,16 @@ impl Workspace {
         };
         crate::crashpoint!("history.published");
         // Under the lock since the base check: the tree is that one with `changes` installed.
-        let revision = self.revision_after_install(changes.keys().map(String::as_str))?;
+        // What it hashes it holds: the installed bytes, and the committed topics
+        // (normalized, equal to the committed ones where unchanged).
+        let known = |path: &[u8]| {
+            let path = std::str::from_utf8(path).ok()?;
+            match changes.get(path) {
+                Some(bytes) => bytes.as_deref(),
+                None => normalized.files.get(path).map(Vec::as_slice),
+            }
+        };
+        let revision = self.revision_after_install(changes.keys().map(String::as_str), &known)?;
         cache.installed(&changes, revision.clone(), &normalized, &new_sources);
         drop(cache);
         derive.installed(&revision);
@@ -230,11 +233,12 @@ impl Workspace {
     /// `derive` and add what both return (where it differs from the committed bytes) to
     /// `changes`. `overlay`: staged files beyond the topics (planned archives, a seeded
     /// `runtime.json`), over the committed ones; `master_removed`: this transaction
-    /// deletes `topics/core.md`.
+    /// deletes `topics/core.md`. The `topics` move into the stage and back (the whole
+    /// tree is not copied), so on an error they are gone.
     pub(crate) fn derive_into(
         &self,
         derive: &dyn Derive,
-        topics: &BTreeMap<String, Vec<u8>>,
+        topics: &mut BTreeMap<String, Vec<u8>>,
         overlay: &BTreeMap<String, Vec<u8>>,
         master_removed: bool,
         base_revision: &str,
@@ -242,7 +246,7 @@ impl Workspace {
     ) -> Result<(), Error> {
         let vfs = self.vfs();
         let mut staged = read_tree(vfs, "sources")?;
-        staged.extend(topics.iter().map(|(path, bytes)| (path.clone(), bytes.clone())));
+        staged.append(topics);
         let mut committed_derived = read_tree(vfs, "timeline")?;
         let runtime_state = self.runtime_state_path();
         let core_report = format!("{}/{CORE_REPORT_FILE}", self.runtime_dir_name());
@@ -260,6 +264,7 @@ impl Workspace {
             changes.insert(ROOT_CORE.to_owned(), None);
         }
         // Install-time promotion (spec 01 §7.3): new topic files only, derived with the rest.
+        let mut promoted = Vec::new();
         for (path, bytes) in derive.promote(&staged) {
             if !path.starts_with("topics/") || staged.contains_key(&path) {
                 return Err(Error::new(
@@ -269,6 +274,7 @@ impl Workspace {
                 .with_path(path));
             }
             changes.insert(path.clone(), Some(bytes.clone()));
+            promoted.push(path.clone());
             staged.insert(path, bytes);
         }
         // Everything the stage changes so far: topics, planned archives, promotions.
@@ -291,9 +297,21 @@ impl Workspace {
                 changes.insert(path, bytes);
             }
         }
+        // The topics back: every staged path under `topics/` but the promoted ones.
+        let mut back = staged.split_off(TOPICS_FROM);
+        back.split_off(TOPICS_TO);
+        for path in &promoted {
+            back.remove(path);
+        }
+        *topics = back;
         Ok(())
     }
 }
+
+/// Every path under `topics/` sorts from this key up to [`TOPICS_TO`] (`'/' + 1` is `'0'`).
+const TOPICS_FROM: &str = "topics/";
+/// The first key after every path under `topics/`.
+const TOPICS_TO: &str = "topics0";
 
 /// The master of the rendered `core.md` (spec 01 §7).
 const TOPIC_CORE: &str = "topics/core.md";

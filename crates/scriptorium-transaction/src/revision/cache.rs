@@ -13,13 +13,16 @@
 //! the tree again: the commit pays one walk (its base check), not two. A hand edit made
 //! while an update runs, outside the lock, shows in the next computation (which walks)
 //! rather than in the revision that update returns; a base taken from it is then
-//! refused as concurrent, never silently accepted.
+//! refused as concurrent, never silently accepted. For the same reason the bytes it
+//! hashes may come from the update itself (what it installed, and the committed topics
+//! it read under the lock) rather than from the disk.
 //!
 //! A stat can miss a rewrite that keeps size and timestamps (a write within the same
 //! clock tick as the hash). Git's racily-clean rule closes that gap: a file whose mtime
 //! or ctime is within [`RACY_WINDOW_NS`] of the time it was hashed is not trusted next
 //! time and is read again.
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::ffi::OsStr;
 use std::fs;
@@ -114,16 +117,20 @@ impl RevisionCache {
     /// computed: that listing with only `changed` stated again, hashed from the first
     /// path that differs. Without such a computation it walks the tree like
     /// [`Self::revision`].
+    ///
+    /// `known` gives the bytes of a path when the caller holds them (what it installed,
+    /// and committed files it read under the same lock), so they are not read again.
     pub(crate) fn revision_after_install<'p>(
         &mut self,
         root: &Path,
         runtime_dir: &str,
         changed: impl IntoIterator<Item = &'p str>,
+        known: Known<'_>,
     ) -> io::Result<String> {
         let hashed_at = now_ns();
         let patched = if self.complete { self.patched_listing(root, runtime_dir, changed) } else { Ok(None) };
         let result = match patched {
-            Ok(Some((listed, first_changed))) => self.hash(root, listed, first_changed, hashed_at),
+            Ok(Some((listed, first_changed))) => self.hash(root, listed, first_changed, hashed_at, known),
             Ok(None) => self.compute(root, runtime_dir, hashed_at),
             Err(error) => Err(error),
         };
@@ -165,7 +172,7 @@ impl RevisionCache {
 
     fn compute(&mut self, root: &Path, runtime_dir: &str, hashed_at: i128) -> io::Result<(String, usize)> {
         let listed = list(root, runtime_dir)?;
-        self.hash(root, listed, usize::MAX, hashed_at)
+        self.hash(root, listed, usize::MAX, hashed_at, &|_| None)
     }
 
     /// Hash `listed` (every counted file in revision order, with its stat), reusing the
@@ -176,6 +183,7 @@ impl RevisionCache {
         listed: Vec<(Vec<u8>, Stat)>,
         limit: usize,
         hashed_at: i128,
+        known: Known<'_>,
     ) -> io::Result<(String, usize)> {
         self.complete = false;
         let mut read = 0;
@@ -187,11 +195,7 @@ impl RevisionCache {
             if !old.trusted {
                 // Racily clean: the stat cannot tell, the bytes can.
                 let Some(digest) = old.digest else { break };
-                let bytes = match fs::read(root.join(OsStr::from_bytes(relative))) {
-                    Ok(bytes) => bytes,
-                    Err(error) if error.kind() == io::ErrorKind::NotFound => break,
-                    Err(error) => return Err(error),
-                };
+                let Some(bytes) = contents(root, relative, known)? else { break };
                 read += 1;
                 if <[u8; 32]>::from(Sha256::digest(&bytes)) != digest {
                     break;
@@ -206,12 +210,8 @@ impl RevisionCache {
         };
         self.files.truncate(reuse);
         for (relative, stat) in listed.into_iter().skip(reuse) {
-            let bytes = match fs::read(root.join(OsStr::from_bytes(&relative))) {
-                Ok(bytes) => bytes,
-                // Removed between listing and reading: not part of this snapshot.
-                Err(error) if error.kind() == io::ErrorKind::NotFound => continue,
-                Err(error) => return Err(error),
-            };
+            // Removed between listing and reading: not part of this snapshot.
+            let Some(bytes) = contents(root, &relative, known)? else { continue };
             read += 1;
             let before = hasher.clone();
             hasher.update(&relative);
@@ -242,8 +242,9 @@ impl crate::workspace::Workspace {
     pub(crate) fn revision_after_install<'p>(
         &self,
         changed: impl IntoIterator<Item = &'p str>,
+        known: Known<'_>,
     ) -> Result<String, crate::error::Error> {
-        Ok(self.revision_cache().revision_after_install(self.root(), self.runtime_dir_name(), changed)?)
+        Ok(self.revision_cache().revision_after_install(self.root(), self.runtime_dir_name(), changed, known)?)
     }
 
     /// This workspace's [`RevisionCache`], locked; one poisoned by a panic elsewhere
@@ -284,6 +285,21 @@ fn list(root: &Path, runtime_dir: &str) -> io::Result<Vec<(Vec<u8>, Stat)>> {
         files.insert(at, (state, Stat::of(&meta)));
     }
     Ok(files)
+}
+
+/// The bytes of a workspace-relative path as the caller holds them, if it does.
+pub(crate) type Known<'k> = &'k dyn Fn(&[u8]) -> Option<&'k [u8]>;
+
+/// The bytes of `relative`: from `known`, else read (`None` when the file is gone).
+fn contents<'k>(root: &Path, relative: &[u8], known: Known<'k>) -> io::Result<Option<Cow<'k, [u8]>>> {
+    if let Some(bytes) = known(relative) {
+        return Ok(Some(Cow::Borrowed(bytes)));
+    }
+    match fs::read(root.join(OsStr::from_bytes(relative))) {
+        Ok(bytes) => Ok(Some(Cow::Owned(bytes))),
+        Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(error) => Err(error),
+    }
 }
 
 /// What the listing rule (plus the runtime state file) makes of one installed path.

@@ -58,6 +58,28 @@ pub(crate) fn committed_topics<V: Vfs + ?Sized>(vfs: &V) -> Result<BTreeMap<Stri
     read_listed(vfs, "topics", |class| class == FileClass::Topic)
 }
 
+/// The paths where `new` differs from `old`, in path order, each with its bytes in
+/// `new` (`None`: only `old` has it): one merge walk of the two sorted maps, without a
+/// lookup per path.
+pub(crate) fn differences<'a>(
+    new: &'a BTreeMap<String, Vec<u8>>,
+    old: &'a BTreeMap<String, Vec<u8>>,
+) -> Vec<(&'a String, Option<&'a Vec<u8>>)> {
+    let mut out = Vec::new();
+    let mut old = old.iter().peekable();
+    for (path, bytes) in new {
+        while let Some((gone, _)) = old.next_if(|(before, _)| *before < path) {
+            out.push((gone, None));
+        }
+        match old.next_if(|(before, _)| *before == path) {
+            Some((_, before)) if before == bytes => {}
+            _ => out.push((path, Some(bytes))),
+        }
+    }
+    out.extend(old.map(|(gone, _)| (gone, None)));
+    out
+}
+
 /// Source archives as the stage sees them: planned bytes first, then the workspace.
 pub(crate) struct StageSources<'a, V: Vfs + ?Sized> {
     committed: WorkspaceSources<'a, V>,

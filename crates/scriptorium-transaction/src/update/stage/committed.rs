@@ -25,7 +25,7 @@ use scriptorium_topic_markdown::{
 use crate::error::Error;
 use crate::journal::Changes;
 use crate::revision::{RUNTIME_STATE_FILE, is_internal_path};
-use crate::update::stage::committed_topics;
+use crate::update::stage::{committed_topics, differences};
 use crate::vfs::Vfs;
 
 /// The committed side of the next update.
@@ -317,15 +317,10 @@ pub(crate) fn normalize_stage<L: SourceLookup>(
     options: &NormalizeOptions,
 ) -> Result<Normalized, Violations> {
     if let Some(index) = committed.normal_index {
-        let mut changed: BTreeMap<String, Option<Vec<u8>>> = BTreeMap::new();
-        for (path, bytes) in &staged {
-            if committed.topics.get(path) != Some(bytes) {
-                changed.insert(path.clone(), Some(bytes.clone()));
-            }
-        }
-        for path in committed.topics.keys().filter(|path| !staged.contains_key(*path)) {
-            changed.insert(path.clone(), None);
-        }
+        let changed: BTreeMap<String, Option<Vec<u8>>> = differences(&staged, committed.topics)
+            .into_iter()
+            .map(|(path, bytes)| (path.clone(), bytes.cloned()))
+            .collect();
         if let Some(mut normalized) =
             normalize_changed(index, &changed, &committed.baseline, sources, new_sources, options)
         {
