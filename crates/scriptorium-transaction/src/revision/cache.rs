@@ -149,9 +149,9 @@ impl RevisionCache {
         root: &Path,
         runtime_dir: &str,
         changed: impl IntoIterator<Item = &'p str>,
-    ) -> io::Result<Option<(Vec<(Vec<u8>, Stat)>, usize)>> {
+    ) -> io::Result<Option<(Listed, usize)>> {
         let changed: BTreeSet<&[u8]> = changed.into_iter().map(str::as_bytes).collect();
-        let mut listed: Vec<(Vec<u8>, Stat)> = self
+        let mut listed: Listed = self
             .files
             .iter()
             .filter(|file| !changed.contains(file.relative.as_slice()))
@@ -180,7 +180,7 @@ impl RevisionCache {
     fn hash(
         &mut self,
         root: &Path,
-        listed: Vec<(Vec<u8>, Stat)>,
+        listed: Listed,
         limit: usize,
         hashed_at: i128,
         known: Known<'_>,
@@ -286,6 +286,9 @@ fn list(root: &Path, runtime_dir: &str) -> io::Result<Vec<(Vec<u8>, Stat)>> {
     }
     Ok(files)
 }
+
+/// Every counted file in revision order, `/`-joined, with its stat.
+type Listed = Vec<(Vec<u8>, Stat)>;
 
 /// The bytes of a workspace-relative path as the caller holds them, if it does.
 pub(crate) type Known<'k> = &'k dyn Fn(&[u8]) -> Option<&'k [u8]>;
