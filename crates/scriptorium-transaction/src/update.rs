@@ -103,7 +103,8 @@ impl Workspace {
         // The committed topics and baseline, re-read and re-parsed only where they changed.
         let mut cache = self.committed_cache();
         let ordered = cache.creation_order_known(&current);
-        let view = cache.refresh(vfs, &current, &committed_sources, &request.known_ids_from)?;
+        let view =
+            cache.refresh(vfs, &current, &committed_sources, &request.known_ids_from, || self.normal_at(&current))?;
         let (committed, baseline) = (view.topics, &*view.baseline);
 
         // Evidence lands in the stage with the prose that cites it (one install).
@@ -197,6 +198,10 @@ impl Workspace {
         };
         let revision = self.revision_after_install(changes.keys().map(String::as_str), &known)?;
         cache.installed(&changes, revision.clone(), &normalized, &new_sources);
+        // The archives as installed, read afresh (the resolvers above keep what they read).
+        if cache.settle(&SourceResolver::new(StageSources::new(vfs, &no_plan))) {
+            self.record_normal(&revision);
+        }
         drop(cache);
         derive.installed(&revision);
         Ok(UpdateResult {
@@ -210,6 +215,26 @@ impl Workspace {
             git_committed,
             git_commit,
         })
+    }
+
+    /// Whether an install (of this or another process) recorded the tree at `revision`
+    /// as normal, in [`NORMAL_MARKER`].
+    fn normal_at(&self, revision: &str) -> bool {
+        let path = format!("{}/{NORMAL_MARKER}", self.runtime_dir_name());
+        self.vfs().read(Path::new(&path)).is_ok_and(|bytes| bytes == revision.as_bytes())
+    }
+
+    /// Record that the tree at `revision` is normal. A cache only, so not synced: a
+    /// marker lost or torn by a crash names no revision, and then the next cold update
+    /// normalizes the whole tree, as it would without it.
+    fn record_normal(&self, revision: &str) {
+        let vfs = self.vfs();
+        let path = format!("{}/{NORMAL_MARKER}", self.runtime_dir_name());
+        let temp = format!("{path}.{:016x}.tmp", crate::random::u64());
+        let written = vfs.create_file(Path::new(&temp), revision.as_bytes()).map(drop);
+        if written.and_then(|()| vfs.rename(Path::new(&temp), Path::new(&path))).is_err() {
+            let _ = vfs.remove_file(Path::new(&temp));
+        }
     }
 
     /// Whether the committed `runtime.json` has a creation order, and when it has none
@@ -312,6 +337,12 @@ impl Workspace {
 const TOPICS_FROM: &str = "topics/";
 /// The first key after every path under `topics/`.
 const TOPICS_TO: &str = "topics0";
+
+/// The runtime-directory file naming the last revision an install found normal (every
+/// topic file its own normalization), so that a new process normalizes only the files an
+/// update changes: on a 50 MB topic tree the whole-tree pass is most of a one-line edit.
+/// The revision hashes every topic and source byte, which is all normal form depends on.
+const NORMAL_MARKER: &str = "committed-normal";
 
 /// The master of the rendered `core.md` (spec 01 §7).
 const TOPIC_CORE: &str = "topics/core.md";

@@ -56,13 +56,25 @@ fn prune_file(file: &mut Staged, violations: &mut Vec<Violation>) -> bool {
         })
         .flatten()
         .collect();
-    let record_paths: Vec<&[String]> = records
-        .iter()
-        .filter_map(|item| match &item.kind {
-            ItemKind::Paragraph(p) => Some(p.headings.as_slice()),
-            _ => None,
-        })
-        .collect();
+    // Every prefix of a record's heading path: a section is active when its path is
+    // one. A set, not a scan of the records per heading, which is quadratic in a file
+    // of a hundred thousand sections.
+    let mut record_prefixes: FastSet<&[String]> = FastSet::default();
+    let mut last: Option<&[String]> = None;
+    for item in &records {
+        let ItemKind::Paragraph(p) = &item.kind else { continue };
+        let headings = p.headings.as_slice();
+        // Neighbouring paragraphs mostly share their section.
+        if last == Some(headings) {
+            continue;
+        }
+        last = Some(headings);
+        for end in 1..=headings.len() {
+            if let Some(prefix) = headings.get(..end) {
+                record_prefixes.insert(prefix);
+            }
+        }
+    }
 
     // A file without records is deleted whole; otherwise a line survives while its
     // section (or an enclosing one) holds a record.
@@ -75,7 +87,7 @@ fn prune_file(file: &mut Staged, violations: &mut Vec<Violation>) -> bool {
             ItemKind::Heading { level, text } => {
                 stack.truncate(level - 1);
                 stack.push(text.clone());
-                active = record_paths.iter().any(|p| p.starts_with(&stack));
+                active = record_prefixes.contains(stack.as_slice());
                 active
             }
             ItemKind::Definition(d) => has_records && (active || referenced.contains(d.id.as_str())),

@@ -540,3 +540,55 @@ proptest::proptest! {
         }
     }
 }
+
+/// The runtime file an install writes when it finds the tree it installed normal.
+const NORMAL_MARKER: &str = ".scriptorium/committed-normal";
+
+/// `prefs.md` with a second paragraph that normalization gives a block id.
+fn prefs_with(extra: &str) -> String {
+    format!(
+        "# Preferences\n\nCraig prefers green tea over coffee.[^e-d7b532f365] ^0d9bb518\n\n{extra}[^e-d7b532f365]\n\n\
+         [^e-d7b532f365]: Time: `2024-03-16`; Sources: [openprogram/sess-7f2a/m4](../sources/openprogram/_v2/sess-7f2a.md#source-382c7493ef6b9537)\n"
+    )
+}
+
+#[test]
+fn a_new_process_trusts_the_recorded_normal_form_and_gets_what_a_whole_tree_pass_gives() -> TestResult {
+    // Two copies take the same first install; in one the marker is then deleted, so the
+    // cold update there normalizes the whole tree, in the other only the edited file.
+    let mut results = Vec::new();
+    for keep_marker in [true, false] {
+        let (dir, workspace) = base(if keep_marker { "normal-kept" } else { "normal-gone" })?;
+        let first =
+            json!({"changes": [{"path": PREFS, "action": "write", "content": prefs_with("Mei likes oolong.")}]});
+        workspace.update(&any_trusted(request(&workspace, first)?), &NoDerivedViews)?;
+        let revision = workspace.revision()?;
+        assert_eq!(std::fs::read(dir.path().join(NORMAL_MARKER))?, revision.as_bytes());
+        if !keep_marker {
+            std::fs::remove_file(dir.path().join(NORMAL_MARKER))?;
+        }
+        drop(workspace);
+        // A new process: a cold cache.
+        let workspace = Workspace::open(dir.path())?;
+        let dropped = json!({"changes": [{"path": PREFS, "action": "write", "content": "# Preferences\n"}]});
+        let refused = workspace.update(&request(&workspace, dropped)?, &NoDerivedViews).err().ok_or("accepted")?;
+        let mei = std::fs::read_to_string(dir.path().join("topics/people/mei.md"))?.replacen(
+            "^ef8db871\n",
+            "^ef8db871\n\nMei drinks no coffee.[^e-adf5b26e76]\n",
+            1,
+        );
+        let second = json!({"changes": [{"path": "topics/people/mei.md", "action": "write", "content": mei}]});
+        let result = workspace.update(&any_trusted(request(&workspace, second)?), &NoDerivedViews)?;
+        results.push((refused.code(), result.block_ids, files(dir.path())?));
+    }
+    assert_eq!(results.first().map(|r| r.0), Some(ErrorCode::InvalidTopicFormat));
+    assert_eq!(results.first().map(|r| r.1.len()), Some(1), "one minted id");
+    assert_eq!(results.first(), results.last());
+    Ok(())
+}
+
+/// An owner's edit: new citations may name any trusted source.
+fn any_trusted(mut request: UpdateRequest) -> UpdateRequest {
+    request.citations = crate::update::CitationScope::AnyTrusted;
+    request
+}

@@ -86,17 +86,25 @@ impl CommittedCache {
     /// Bring the cache to the tree at `revision` (the current one, under the lock):
     /// reuse what is valid for it, re-read or re-parse the rest. `known` are the
     /// request's `known_ids_from` files: their units join the baseline where the
-    /// committed tree lacks the id.
+    /// committed tree lacks the id. `known_normal` says, when the cache must reload the
+    /// tree, whether an earlier process found this revision normal (see
+    /// [`Self::settle`]): a normal tree is normalized incrementally from a cold start too.
     pub(crate) fn refresh<'c, V: Vfs + ?Sized, L: SourceLookup>(
         &'c mut self,
         vfs: &V,
         revision: &str,
         sources: &SourceResolver<L>,
         known: &BTreeMap<String, Vec<u8>>,
+        known_normal: impl FnOnce() -> bool,
     ) -> Result<Committed<'c>, Error> {
         if self.valid_at.as_deref() != Some(revision) {
             *self = CommittedCache { topics: committed_topics(vfs)?, all_stale: true, ..CommittedCache::default() };
             self.valid_at = Some(revision.to_owned());
+            self.parse_stale(sources);
+            // Normal form is a property of the bytes the revision hashes (topics and
+            // sources), so another process's finding holds; with an id in two files the
+            // warm path would not call the tree normal either.
+            self.normal = self.shadowed == 0 && known_normal();
         }
         self.parse_stale(sources);
         let mut baseline = Cow::Borrowed(&self.baseline);
@@ -184,6 +192,18 @@ impl CommittedCache {
             self.parsed.clear();
         }
         self.valid_at = Some(revision);
+    }
+
+    /// Bring the cache to the tree just installed (what the next refresh would do at its
+    /// start) and say whether that tree is known normal, so a later process can take it
+    /// as such. `sources` are the archives as installed. Nothing is settled when the
+    /// install makes every file stale (a source change): that is a whole re-parse.
+    pub(crate) fn settle<L: SourceLookup>(&mut self, sources: &SourceResolver<L>) -> bool {
+        if self.valid_at.is_none() || self.all_stale || self.extended {
+            return false;
+        }
+        self.parse_stale(sources);
+        self.normal
     }
 
     /// Re-parse what is stale and bring the baseline up to date.

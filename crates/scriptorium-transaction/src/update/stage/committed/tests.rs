@@ -54,7 +54,7 @@ fn check(cache: &mut CommittedCache, root: &Path) -> Result<(), TestCaseError> {
     let vfs = RealVfs::new(root);
     let current = revision(&vfs, RUNTIME_DIR).expect("revision");
     let sources = SourceResolver::new(MemorySources::new());
-    let committed = cache.refresh(&vfs, &current, &sources, &BTreeMap::new()).expect("refresh");
+    let committed = cache.refresh(&vfs, &current, &sources, &BTreeMap::new(), || false).expect("refresh");
     let (topics, baseline) = from_scratch(root);
     prop_assert_eq!(committed.topics, &topics);
     prop_assert_eq!(comparable(&committed.baseline), baseline);
@@ -138,10 +138,10 @@ fn known_ids_extend_the_baseline_without_changing_the_cache() {
     let sources = SourceResolver::new(MemorySources::new());
     let known = BTreeMap::from([("topics/old.md".to_owned(), topic(&[(0, 2), (4, 1)]))]);
     let mut cache = CommittedCache::default();
-    let committed = cache.refresh(&vfs, &current, &sources, &known).expect("refresh");
+    let committed = cache.refresh(&vfs, &current, &sources, &known, || false).expect("refresh");
     assert_eq!(committed.baseline.ids().into_iter().collect::<Vec<_>>(), ["aaaa0001", "bbbb0002"]);
     assert_eq!(committed.baseline.unit("aaaa0001").map(|unit| unit.path.as_str()), Some("topics/a.md"));
-    let committed = cache.refresh(&vfs, &current, &sources, &BTreeMap::new()).expect("refresh");
+    let committed = cache.refresh(&vfs, &current, &sources, &BTreeMap::new(), || false).expect("refresh");
     assert_eq!(committed.baseline.len(), 1);
 }
 
@@ -170,7 +170,7 @@ fn the_stage_normalizes_like_the_whole_tree_and_goes_incremental_once_normal() {
     ];
     for (round, (path, text)) in edits.iter().enumerate() {
         let current = revision(&vfs, RUNTIME_DIR).expect("revision");
-        let committed = cache.refresh(&vfs, &current, &sources, &BTreeMap::new()).expect("refresh");
+        let committed = cache.refresh(&vfs, &current, &sources, &BTreeMap::new(), || false).expect("refresh");
         assert_eq!(committed.normal_index.is_some(), round > 0, "round {round}");
         assert_eq!(comparable(&committed.baseline), from_scratch(temp.path()).1, "round {round}");
         let mut staged = committed.topics.clone();
