@@ -107,6 +107,15 @@ const ALLOWED_EXTERNAL: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        "scriptorium-backend-api",
+        &[
+            // sanitize_context's fence patterns (spec 02 §1.3): linear-time, non-greedy across lines.
+            "regex",
+            // The configuration file (05-dependencies: toml 1.2 for backend-api); no toml type in the API.
+            "toml",
+        ],
+    ),
+    (
         "scriptorium-cli",
         &[
             // Argument parsing for the `scriptorium` binary (05-dependencies: front-ends).

@@ -72,6 +72,7 @@ mod grep;
 mod hit;
 mod index;
 mod legacy_topic;
+mod matching;
 mod round;
 mod rules;
 mod scan;
@@ -94,6 +95,7 @@ pub use crate::grep::{
 };
 pub use crate::hit::{Bm25Score, Hit, Score};
 pub use crate::index::{FileChange, Index};
+pub use crate::matching::matches_query;
 pub use crate::scan::{WorkspaceFile, scan_workspace};
 pub use crate::search::{Bm25Options, INDEX_TOP_K_MAX};
 pub use crate::tokenize::{TOKENIZER_UNICODE_VERSION, tokenize};

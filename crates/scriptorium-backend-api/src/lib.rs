@@ -1,0 +1,54 @@
+//! Scriptorium's backend contract: the [`MemoryBackend`] hooks an agent runtime calls
+//! (spec 02 §1), the shipped [`LocalBackend`] over the layers below, the [`NullBackend`] of
+//! `memory.backend = none`, the [`Resolver`] that picks one, fencing done once
+//! ([`fence`], [`sanitize_context`]), trust tiers ([`Tier`]), the `memory.*`
+//! configuration ([`config`]) and the public error codes ([`ErrorCode`]).
+//!
+//! This is the API boundary of the workspace (tier 1 of docs/stability.md): its types are
+//! plain data, and every lower-layer error code maps to exactly one contract code.
+//!
+//! ```
+//! use scriptorium_backend_api::{MemoryBackend, Resolver, Tier, config};
+//!
+//! let dir = std::env::temp_dir().join(format!("scriptorium-doc-{}", std::process::id()));
+//! let (settings, warnings) = config::parse("memory.backend = \"none\"\n");
+//! assert!(warnings.is_empty());
+//! let resolver = Resolver::new(settings, dir.join("memory"), None);
+//! let backend = resolver.backend();
+//! assert_eq!(backend.name(), "none");
+//! assert_eq!(backend.search("tea", "s1", Some(Tier::Owner)), "");
+//! assert!(!dir.join("memory").exists(), "a disabled backend never creates the workspace");
+//!
+//! let fenced = scriptorium_backend_api::fence("Ada likes tea.");
+//! assert!(fenced.starts_with("<memory-context>\n"));
+//! assert_eq!(scriptorium_backend_api::sanitize_context(&fenced), "");
+//! ```
+
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::panic, clippy::indexing_slicing))]
+
+mod backend;
+pub mod config;
+mod error;
+mod fence;
+mod local;
+mod null;
+mod resolver;
+mod tier;
+mod types;
+
+pub use crate::backend::MemoryBackend;
+pub use crate::error::{
+    Error, ErrorCode, from_model_config_code, from_retrieval_code, from_transaction_code, from_views_code,
+    from_writer_code,
+};
+pub use crate::fence::{FENCE_CLOSE, FENCE_OPEN, SYSTEM_NOTE, contains_fence_tag, fence, sanitize_context};
+pub use crate::local::LocalBackend;
+pub use crate::null::{DISABLED_MESSAGE, NullBackend};
+pub use crate::resolver::Resolver;
+pub use crate::tier::{Capability, Tier, allows};
+pub use crate::types::{
+    Content, MemoryWriteFailureCode, Message, ReorganizeReport, ReorganizeStatus, SessionFailure, Timestamp,
+    WriteFailure,
+};

@@ -1,0 +1,49 @@
+//! The reads of the local backend: `core.md` for the system prompt (spec 02 §1.4) and
+//! automatic recall (§1.5), each returning the raw text the caller fences once.
+
+use std::path::Path;
+
+use scriptorium_retrieval::{Filters, Index, Method, SearchRequest, Trust, matches_query, search};
+
+use crate::config::{MemoryConfig, RetrievalMethod};
+use crate::fence::fence;
+
+/// `core.md` fenced, or `""` when it is unreadable or holds nothing but `# ` headings.
+pub(super) fn core(root: &Path) -> String {
+    let Ok(text) = std::fs::read_to_string(root.join("core.md")) else { return String::new() };
+    let text = text.trim();
+    if text.lines().all(|line| line.starts_with("# ") || line.trim().is_empty()) {
+        return String::new();
+    }
+    fence(text)
+}
+
+/// The contents of the top-k recallable hits for `query`, joined by blank lines: non-empty,
+/// not pending, and matching at least one query token. Any error is no recall.
+pub(super) fn recall(index: &mut Index, root: &Path, query: &str, config: &MemoryConfig) -> String {
+    let method = match config.retrieval_method {
+        RetrievalMethod::Agent => return String::new(),
+        RetrievalMethod::Bm25 => Method::Bm25,
+        RetrievalMethod::Embedding => Method::Embedding,
+        RetrievalMethod::Hybrid => Method::Hybrid,
+    };
+    if index.refresh(root).is_err() {
+        return String::new();
+    }
+    let request = SearchRequest {
+        query: query.to_owned(),
+        method,
+        top_k: config.top_k,
+        filters: Filters { include_sources: config.include_sources, ..Filters::default() },
+    };
+    // No embedder ships yet: embedding and hybrid answer EMBEDDING_UNAVAILABLE, so no recall.
+    let Ok(response) = search(index, &request, None) else { return String::new() };
+    response
+        .results
+        .iter()
+        .filter(|hit| !hit.event.content.is_empty() && hit.event.trust_state != Trust::Pending)
+        .filter(|hit| matches_query(&hit.event, query))
+        .map(|hit| hit.event.content.as_str())
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
