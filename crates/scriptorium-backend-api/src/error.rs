@@ -40,6 +40,8 @@ pub enum ErrorCode {
     EmbeddingUnavailable,
     /// Memory is disabled by `memory.backend = none`.
     MemoryDisabled,
+    /// The caller's tier lacks the capability a tool or hook needs (spec 02 §5's gate).
+    PermissionDenied,
     /// Reading or writing the workspace, the session store or a runtime file failed.
     Io,
     /// The caller cancelled before the install; nothing was installed.
@@ -69,6 +71,7 @@ impl ErrorCode {
         Self::GitCommitFailed,
         Self::EmbeddingUnavailable,
         Self::MemoryDisabled,
+        Self::PermissionDenied,
         Self::Io,
         Self::Cancelled,
         Self::SessionStoreUnusable,
@@ -93,6 +96,7 @@ impl ErrorCode {
             Self::GitCommitFailed => "GIT_COMMIT_FAILED",
             Self::EmbeddingUnavailable => "EMBEDDING_UNAVAILABLE",
             Self::MemoryDisabled => "MEMORY_DISABLED",
+            Self::PermissionDenied => "PERMISSION_DENIED",
             Self::Io => "BACKEND_IO",
             Self::Cancelled => "BACKEND_CANCELLED",
             Self::SessionStoreUnusable => "BACKEND_SESSION_STORE_UNUSABLE",
