@@ -129,6 +129,12 @@ impl Error {
         Error { code, lower_code: None, message: message.into(), path: None, source: None }
     }
 
+    /// The error about the workspace-relative `path` (as the caller wrote it).
+    pub(crate) fn with_path(mut self, path: impl Into<String>) -> Self {
+        self.path = Some(path.into());
+        self
+    }
+
     /// The contract code.
     pub fn code(&self) -> ErrorCode {
         self.code
