@@ -1,3 +1,5 @@
+//! The registry's own rules: unique names, JSON object schemas, a cap that never splits a character.
+
 use super::*;
 
 #[test]
