@@ -41,6 +41,14 @@ fn example_workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/workspace")
 }
 
+/// A workspace the reference implementation wrote (the `after/` tree of a transaction
+/// vector, with its derived views), copied under `dir/memory`.
+pub(crate) fn reference_written(dir: &TempDir) -> PathBuf {
+    let root = dir.path().join("memory");
+    copy_tree(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/vectors/transaction/core-render/after"), &root);
+    root
+}
+
 fn copy_tree(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).expect("create a directory of the copy");
     for entry in std::fs::read_dir(from).expect("read the example workspace") {

@@ -5,7 +5,7 @@ use scriptorium_backend_api::config::{BackendKind, MemoryConfig, RetrievalMethod
 use scriptorium_backend_api::{Caller, MemoryBackend, NullBackend, Resolver, TOOLS, Tier};
 use serde_json::{Value, json};
 
-use crate::{TempDir, backend, call, error_code, example, owner, paired, write};
+use crate::{TempDir, backend, call, error_code, example, owner, paired, reference_written, write};
 
 const READ_TOOLS: &[&str] = &["memory_search", "memory_grep", "memory_get", "memory_browse", "memory_status"];
 
@@ -388,4 +388,47 @@ fn the_null_backend_offers_no_tools_and_creates_nothing() {
     assert!(NullBackend.tools().is_empty());
     assert!(!root.exists(), "a disabled backend never creates the workspace");
     assert_eq!(std::fs::read_dir(dir.path()).expect("the test directory").count(), 0);
+}
+
+#[test]
+fn a_reference_written_workspace_reads_through_every_tool() {
+    let dir = TempDir::new("reference");
+    let root = reference_written(&dir);
+    let backend = backend(&root, RetrievalMethod::Bm25);
+    let status = call(&backend, "memory_status", json!({}));
+    let status: Value = serde_json::from_str(&status).expect("JSON");
+    assert_eq!(status["topic_files"], 4);
+    assert_eq!(status["source_files"], 4);
+    assert_eq!(status["timeline_files"], 3);
+    assert_eq!(status["recent_events"], 8);
+    // Eight units in relations.json's `outbound`; no block links, though the file has two keys.
+    assert_eq!(status["blocks"], 8);
+    assert_eq!(status["relations"], 0);
+    assert_eq!(status["core_exists"], true);
+    let browse = call(&backend, "memory_browse", json!({}));
+    for line in [
+        "14 file(s):",
+        "  core.md",
+        "  relations.json",
+        "  timeline/2024/03/15.md",
+        "  topics/core.md (4 blocks)",
+        "  topics/people/mei.md (2 blocks)",
+        "  sources/telegram/_v2/group-100.md",
+    ] {
+        assert!(browse.lines().any(|shown| shown == line), "{line}: {browse}");
+    }
+    assert!(!browse.contains(".scriptorium"), "{browse}");
+    let search = call(&backend, "memory_search", json!({"query": "Mei Kyoto sister", "top_k": 3}));
+    assert!(search.starts_with("--- topics/"), "{search}");
+    assert!(
+        search.contains("#^ef8db871\ntrust_state: trusted\n") || search.contains("#^5b2c12ed\ntrust_state: trusted\n"),
+        "{search}"
+    );
+    let block = call(&backend, "memory_get", json!({"path": "topics/people/mei.md", "block_id": "57c0a636"}));
+    assert!(block.starts_with("She works at a tea shop.[^e-eebb845436] ^57c0a636\n\n[^e-eebb845436]: "), "{block}");
+    let grep = call(&backend, "memory_grep", json!({"query": "green tea", "prefix": "topics/"}));
+    assert!(grep.lines().any(|line| line.starts_with("topics/prefs.md:3: Craig prefers green tea")), "{grep}");
+    // The fenced always-on memory the system prompt gets, from the same workspace.
+    let prompt = backend.system_prompt(None);
+    assert!(prompt.starts_with("<memory-context>\n") && prompt.contains("budget tracker in Flask"), "{prompt}");
 }
