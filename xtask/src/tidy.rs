@@ -113,6 +113,8 @@ const ALLOWED_EXTERNAL: &[(&str, &[&str])] = &[
             "regex",
             // The configuration file (05-dependencies: toml 1.2 for backend-api); no toml type in the API.
             "toml",
+            // The tools' JSON arguments, input schemas, TxError objects and pretty status/result output (spec 02 §7).
+            "serde_json",
         ],
     ),
     (

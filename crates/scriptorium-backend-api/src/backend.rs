@@ -1,6 +1,9 @@
 //! The `MemoryBackend` trait: every hook of spec 02 §1.1, each with its default.
 
+use serde_json::Value;
+
 use crate::tier::Tier;
+use crate::tools::{Caller, ToolSpec};
 use crate::types::{Message, ReorganizeReport, SessionFailure, WriteFailure};
 
 /// The one contract an agent runtime calls. Every hook but [`MemoryBackend::name`] has
@@ -58,5 +61,21 @@ pub trait MemoryBackend: Send + Sync {
     fn reorganize(&self, model: Option<&str>) -> ReorganizeReport {
         let _ = model;
         ReorganizeReport::status(crate::types::ReorganizeStatus::Skipped)
+    }
+
+    /// The model-facing tools this backend offers (spec 02 §7); none when memory is off,
+    /// so a surface registers nothing.
+    fn tools(&self) -> &'static [ToolSpec] {
+        &[]
+    }
+
+    /// Run the tool `name` with the JSON object `arguments` for `caller`; the answer is
+    /// always a string (output, notice or `TxError` JSON).
+    fn call_tool(&self, name: &str, arguments: &Value, caller: &Caller) -> String {
+        let _ = (arguments, caller);
+        crate::tools::tx_error(&crate::Error::new(
+            crate::ErrorCode::MemoryDisabled,
+            format!("{name}: {}", crate::null::DISABLED_MESSAGE),
+        ))
     }
 }

@@ -40,6 +40,8 @@ pub enum ErrorCode {
     EmbeddingUnavailable,
     /// Memory is disabled by `memory.backend = none`.
     MemoryDisabled,
+    /// The caller's tier lacks the capability a tool or hook needs (spec 02 §5's gate).
+    PermissionDenied,
     /// Reading or writing the workspace, the session store or a runtime file failed.
     Io,
     /// The caller cancelled before the install; nothing was installed.
@@ -69,6 +71,7 @@ impl ErrorCode {
         Self::GitCommitFailed,
         Self::EmbeddingUnavailable,
         Self::MemoryDisabled,
+        Self::PermissionDenied,
         Self::Io,
         Self::Cancelled,
         Self::SessionStoreUnusable,
@@ -93,6 +96,7 @@ impl ErrorCode {
             Self::GitCommitFailed => "GIT_COMMIT_FAILED",
             Self::EmbeddingUnavailable => "EMBEDDING_UNAVAILABLE",
             Self::MemoryDisabled => "MEMORY_DISABLED",
+            Self::PermissionDenied => "PERMISSION_DENIED",
             Self::Io => "BACKEND_IO",
             Self::Cancelled => "BACKEND_CANCELLED",
             Self::SessionStoreUnusable => "BACKEND_SESSION_STORE_UNUSABLE",
@@ -123,6 +127,12 @@ impl Error {
     /// An error with `code` and a message, from no lower layer.
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
         Error { code, lower_code: None, message: message.into(), path: None, source: None }
+    }
+
+    /// The error about the workspace-relative `path` (as the caller wrote it).
+    pub(crate) fn with_path(mut self, path: impl Into<String>) -> Self {
+        self.path = Some(path.into());
+        self
     }
 
     /// The contract code.

@@ -36,6 +36,7 @@ mod local;
 mod null;
 mod resolver;
 mod tier;
+pub mod tools;
 mod types;
 
 pub use crate::backend::MemoryBackend;
@@ -48,6 +49,7 @@ pub use crate::local::LocalBackend;
 pub use crate::null::{DISABLED_MESSAGE, NullBackend};
 pub use crate::resolver::Resolver;
 pub use crate::tier::{Capability, Tier, allows};
+pub use crate::tools::{Caller, TOOLS, ToolSpec};
 pub use crate::types::{
     Content, MemoryWriteFailureCode, Message, ReorganizeReport, ReorganizeStatus, SessionFailure, Timestamp,
     WriteFailure,

@@ -22,11 +22,21 @@ use crate::tier::{Capability, Tier, allows};
 use crate::types::{Message, ReorganizeReport, ReorganizeStatus, SessionFailure, WriteFailure};
 
 /// What a warm backend holds.
-struct Warm {
+pub(crate) struct Warm {
     /// Owns the one `Workspace` handle (revision and committed-topic caches) and the views cache.
-    runtime: Runtime,
+    pub(crate) runtime: Runtime,
     /// Refreshed by stat fingerprints before each query; only changed files are re-read.
-    index: Mutex<Index>,
+    pub(crate) index: Mutex<Index>,
+}
+
+/// What a tool handler of the local backend works with.
+pub(crate) struct Host<'a> {
+    /// The workspace root.
+    pub(crate) root: &'a Path,
+    /// The settings of this call.
+    pub(crate) config: MemoryConfig,
+    /// The warm workspace handle, runtime and index.
+    pub(crate) warm: Arc<Warm>,
 }
 
 /// The local backend (`memory.backend = local`).
@@ -223,6 +233,19 @@ impl MemoryBackend for LocalBackend {
         let Ok(warm) = self.warm() else { return String::new() };
         let mut index = lock(&warm.index);
         fence(&recall::recall(&mut index, &self.root, &query, &config))
+    }
+
+    fn tools(&self) -> &'static [crate::tools::ToolSpec] {
+        crate::tools::TOOLS
+    }
+
+    fn call_tool(&self, name: &str, arguments: &serde_json::Value, caller: &crate::tools::Caller) -> String {
+        let warm = match self.warm() {
+            Ok(warm) => warm,
+            Err(error) => return crate::tools::tx_error(&error),
+        };
+        let host = Host { root: &self.root, config: self.config(), warm };
+        crate::tools::call(&host, name, arguments, caller)
     }
 
     fn reorganize(&self, model: Option<&str>) -> ReorganizeReport {

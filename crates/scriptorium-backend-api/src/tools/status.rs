@@ -1,0 +1,135 @@
+//! `memory_status` (spec 02 §7, §2.11): the workspace at a glance as pretty JSON, in the
+//! spec's key order. Relations are counted as links, not as the file's two top-level
+//! keys (decision 7).
+
+use scriptorium_topic_markdown::TopicDocument;
+use scriptorium_transaction::{FileClass, Listing, Scope};
+use scriptorium_writer_runtime::read_status;
+use serde_json::Value;
+
+use super::output::tx_error;
+use super::{Caller, ToolSpec};
+use crate::error::{Error, ErrorCode};
+use crate::local::Host;
+use crate::tier::Capability;
+
+pub(super) const SPEC: ToolSpec = ToolSpec {
+    name: "memory_status",
+    description: "Show the state of long-term memory as JSON: its revision, how many topic files, blocks, source \
+files and timeline files it holds, whether core.md exists, and the background writer's last outcome and how many \
+conversation turns it has not written yet.",
+    input_schema: r#"{"type":"object","properties":{}}"#,
+    max_chars: 8000,
+    capability: Capability::MemoryRead,
+};
+
+/// The derived view listing every unit and its block links (spec 01 §8.3).
+const RELATIONS: &str = "relations.json";
+/// The derived view of recent units, one per line (spec 01 §8.2).
+const RECENT: &str = "recent_events.jsonl";
+
+pub(super) fn run(host: &Host<'_>, _arguments: &Value, _caller: &Caller) -> String {
+    let workspace = host.warm.runtime.workspace();
+    let id = workspace.workspace_id();
+    let name = if id.is_empty() { "workspace" } else { id };
+    let revision = match workspace.revision() {
+        Ok(revision) => revision,
+        Err(error) => return tx_error(&Error::from(error)),
+    };
+    let head = [("workspace", Value::from(name).to_string()), ("revision", Value::from(revision).to_string())];
+    match counts(host) {
+        Ok(rest) => pretty_object(&head.into_iter().chain(rest).collect::<Vec<_>>()),
+        // The spec's fallback: what is known for sure, nothing guessed.
+        Err(_) => pretty_object(&head),
+    }
+}
+
+/// Every field after `workspace` and `revision`, rendered.
+fn counts(host: &Host<'_>) -> Result<Vec<(&'static str, String)>, Error> {
+    let listing = Listing::read_names(host.root, Scope::Root)
+        .complete()
+        .map_err(|error| Error::new(ErrorCode::Io, format!("cannot list the workspace: {error}")))?;
+    let visible = || listing.files.iter().filter(|file| file.class().is_visible());
+    let topics: Vec<&str> =
+        visible().filter(|file| file.class() == FileClass::Topic).filter_map(|file| file.path()).collect();
+    let sources = visible().filter(|file| file.class() == FileClass::Source).count();
+    let timeline = visible().filter_map(|file| file.path()).filter(|path| path.starts_with("timeline/")).count();
+    let (blocks, relations) = match relation_counts(host) {
+        Some(counts) => counts,
+        None => (topics.iter().map(|path| units_in(host, path)).sum(), 0),
+    };
+    let recent = std::fs::read(host.root.join(RECENT))
+        .map(|bytes| String::from_utf8_lossy(&bytes).lines().filter(|line| !line.trim().is_empty()).count())
+        .unwrap_or(0);
+    let core_exists = std::fs::symlink_metadata(host.root.join("core.md")).is_ok_and(|meta| meta.is_file());
+    let runtime = &host.warm.runtime;
+    let mut writer = read_status(runtime.workspace()).to_json();
+    let pending = runtime.pending_turns().ok();
+    let field = |key: &str| writer.get(key).cloned().unwrap_or(Value::Null).to_string();
+    let writer_fields = [
+        ("last_outcome", field("last_outcome")),
+        ("last_success_at", field("last_success_at")),
+        (
+            "last_failure",
+            serde_json::to_string_pretty(&writer.get_mut("last_failure").map_or(Value::Null, Value::take))
+                .unwrap_or_default(),
+        ),
+        ("pending_turns", pending.map_or(Value::Null, Value::from).to_string()),
+    ];
+    Ok(vec![
+        ("topic_files", topics.len().to_string()),
+        ("blocks", blocks.to_string()),
+        ("source_files", sources.to_string()),
+        ("timeline_files", timeline.to_string()),
+        ("recent_events", recent.to_string()),
+        ("relations", relations.to_string()),
+        ("core_exists", core_exists.to_string()),
+        // No embedder ships yet (decision 12): embedding search always answers EMBEDDING_UNAVAILABLE.
+        ("embedding_available", false.to_string()),
+        ("writer", pretty_object(&writer_fields)),
+    ])
+}
+
+/// From `relations.json`: the units (every unit id is a key of `outbound`, aliases
+/// included) and the relations (the block links, one per target of each unit).
+/// `None` when the view is missing or not in its format.
+fn relation_counts(host: &Host<'_>) -> Option<(usize, usize)> {
+    let bytes = std::fs::read(host.root.join(RELATIONS)).ok()?;
+    let view: Value = serde_json::from_slice(&bytes).ok()?;
+    let outbound = view.get("outbound")?.as_object()?;
+    let links = outbound.values().map(|targets| targets.as_array().map_or(0, Vec::len)).sum();
+    Some((outbound.len(), links))
+}
+
+/// The units of one topic file (block ids and their merge aliases), for a workspace whose
+/// views were never built.
+fn units_in(host: &Host<'_>, path: &str) -> usize {
+    let Ok(bytes) = std::fs::read(host.root.join(path)) else { return 0 };
+    let text = String::from_utf8_lossy(&bytes);
+    TopicDocument::from_text(path, &text).paragraphs().map(|(_, paragraph)| paragraph.ids.len()).sum()
+}
+
+/// `{ "key": value, … }` with two-space indentation in the order given; each value is
+/// rendered JSON, and a multi-line one is indented to its depth.
+fn pretty_object(fields: &[(&str, String)]) -> String {
+    if fields.is_empty() {
+        return "{}".to_owned();
+    }
+    let members: Vec<String> =
+        fields.iter().map(|(key, value)| format!("  {}: {}", Value::from(*key), value.replace('\n', "\n  "))).collect();
+    format!("{{\n{}\n}}", members.join(",\n"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pretty_objects_keep_their_order_and_indent_nested_values() {
+        let inner = pretty_object(&[("b", "1".to_owned()), ("a", "[\n  2\n]".to_owned())]);
+        let outer = pretty_object(&[("z", "true".to_owned()), ("inner", inner)]);
+        assert_eq!(outer, "{\n  \"z\": true,\n  \"inner\": {\n    \"b\": 1,\n    \"a\": [\n      2\n    ]\n  }\n}");
+        let parsed: Value = serde_json::from_str(&outer).expect("valid JSON");
+        assert_eq!(parsed["inner"]["a"][0], 2);
+    }
+}
