@@ -1,20 +1,177 @@
-//! `memory_update` (spec 02 §7).
+//! `memory_update` (spec 02 §7, §4.2): one all-or-nothing transaction through the warm
+//! runtime's workspace handle and derived-views cache.
+//!
+//! Authority comes from the [`Caller`] only: whether the edit is append-only, the
+//! provenance new evidence is archived with, and the history mode are set here, and a
+//! request that carries any of them itself is refused (`INVALID_ARGUMENT`), so a model
+//! can never widen its own authority.
 
-use serde_json::Value;
+use serde_json::{Map, Value, json};
+
+use scriptorium_transaction::{Error as TxError, Provenance, UpdateRequest};
 
 use super::{Caller, ToolSpec};
+use crate::error::Error;
 use crate::local::Host;
 use crate::tier::Capability;
 
 pub(super) const SPEC: ToolSpec = ToolSpec {
     name: "memory_update",
-    description: "SCAFFOLD",
-    input_schema: r#"{"type":"object","properties":{}}"#,
+    description: "Change long-term memory in one all-or-nothing transaction. Use it for explicit \
+\"remember this now\" requests and for corrections; recording the conversation itself is the \
+background writer's job, so there is no need to save what was said. Prefer memory_changes \
+(record operations: create_record, update_record, delete_record, move_records) over patch or \
+changes. base_revision is required: take it from memory_status; if memory changed since, the \
+call fails with CONCURRENT_UPDATE and you retry with the new revision. New evidence goes in \
+sources with a label new-source-<name>, cited from memory_changes[].sources[].source. Returns \
+the transaction result as JSON, or a TxError.",
+    input_schema: INPUT_SCHEMA,
     max_chars: 8000,
     capability: Capability::SourceAppend,
 };
 
+/// The input schema of spec 02 §7's row, with its notes (`time` a string, `null` also
+/// accepted; `source_refs` accepted but not declared; the label guidance).
+const INPUT_SCHEMA: &str = r#"{
+  "type": "object",
+  "properties": {
+    "base_revision": {"type": "string", "description": "The revision your edit is based on (memory_status shows it)."},
+    "patch": {"type": "string", "description": "A unified diff over topics/**.md files."},
+    "changes": {
+      "type": "array",
+      "description": "Whole-file writes and deletes of topics/**.md files.",
+      "items": {
+        "type": "object",
+        "properties": {
+          "path": {"type": "string"},
+          "action": {"type": "string", "enum": ["write", "delete"]},
+          "content": {"type": "string"}
+        },
+        "required": ["path", "action"]
+      }
+    },
+    "memory_changes": {
+      "type": "array",
+      "description": "Record operations (preferred).",
+      "items": {
+        "type": "object",
+        "properties": {
+          "op": {"type": "string", "enum": ["create_record", "update_record", "delete_record", "move_records"]},
+          "memory_id": {"type": "string"},
+          "memory_ids": {"type": "array", "items": {"type": "string"}},
+          "destination": {
+            "type": "object",
+            "properties": {
+              "topic_path": {"type": "string"},
+              "headings": {"type": "array", "items": {"type": "string"}},
+              "position": {"type": "string", "enum": ["start", "end", "before", "after"]},
+              "anchor_memory_id": {"type": "string"}
+            }
+          },
+          "content": {"type": "string"},
+          "time": {"type": "string", "description": "YYYY, YYYY-MM, YYYY-MM-DD or undated."},
+          "sources": {
+            "type": "array",
+            "items": {
+              "type": "object",
+              "properties": {
+                "source": {"type": "string", "description": "An existing source id or a new-source-* label declared in sources."},
+                "label": {"type": "string", "description": "A short context keyword (at most 8 CJK characters or 6 English words); no ids, speakers, dates, URLs or markup."}
+              },
+              "required": ["source", "label"]
+            }
+          }
+        },
+        "required": ["op"]
+      }
+    },
+    "sources": {
+      "type": "array",
+      "description": "New evidence to archive with the edit.",
+      "items": {
+        "type": "object",
+        "properties": {
+          "label": {"type": "string", "description": "new-source-[a-z0-9-]+, unique in the call."},
+          "role": {"type": "string", "enum": ["user", "assistant", "system", "tool"]},
+          "content": {"type": "string"},
+          "observed_at": {"type": "string", "description": "ISO-8601 time, optional."}
+        },
+        "required": ["label", "role", "content"]
+      }
+    },
+    "commit_message": {"type": "string"}
+  },
+  "required": ["base_revision"]
+}"#;
+
+/// Request fields only the runtime may set; a model that sends one is refused.
+const AUTHORITY_FIELDS: [&str; 3] = ["append_only", "provenance", "git_commit"];
+
 pub(super) fn run(host: &Host<'_>, arguments: &Value, caller: &Caller) -> String {
-    let _ = (host, arguments, caller);
-    String::from("SCAFFOLD: not built yet")
+    let request = match request(arguments, caller) {
+        Ok(request) => request,
+        Err(error) => return tx_error_with_details(error),
+    };
+    match host.warm.runtime.update(&request) {
+        Ok(result) => serde_json::to_string_pretty(&result.to_json()).unwrap_or_default(),
+        Err(error) => tx_error_with_details(error),
+    }
+}
+
+/// The transaction request: the model's fields, with the authority of `caller`.
+fn request(arguments: &Value, caller: &Caller) -> Result<UpdateRequest, TxError> {
+    let Some(fields) = arguments.as_object() else {
+        return Err(invalid("the arguments must be a JSON object"));
+    };
+    if let Some(field) = AUTHORITY_FIELDS.iter().find(|field| fields.contains_key(**field)) {
+        return Err(invalid(format!("{field} is set by the runtime from the current turn, never by the caller")));
+    }
+    let mut fields = fields.clone();
+    fields.insert("append_only".to_owned(), Value::Bool(caller.append_only()));
+    fields.insert("git_commit".to_owned(), Value::from("auto"));
+    if let Some(provenance) = caller.provenance() {
+        fields.insert("provenance".to_owned(), provenance_json(&provenance));
+    }
+    UpdateRequest::from_json(&Value::Object(fields))
+}
+
+fn provenance_json(provenance: &Provenance) -> Value {
+    json!({
+        "principal_id": provenance.principal_id,
+        "speaker_kind": provenance.speaker_kind,
+        "speaker_id": provenance.speaker_id,
+        "speaker_display": provenance.speaker_display,
+        "authority_tier": provenance.authority_tier,
+        "origin_id": provenance.origin_id,
+    })
+}
+
+fn invalid(message: impl Into<Box<str>>) -> TxError {
+    TxError::new(scriptorium_transaction::ErrorCode::InvalidArgument, message)
+}
+
+/// The `TxError` JSON of a transaction error with its contract code and, when the
+/// transaction gave any, its `details` (the revisions of a `CONCURRENT_UPDATE`, the
+/// violations of an `INVALID_TOPIC_FORMAT`, the labels of a `MISSING_SOURCE`).
+pub(super) fn tx_error_with_details(error: TxError) -> String {
+    let details = error.details().clone();
+    let mapped = Error::from(error);
+    error_json(mapped.code().as_str(), mapped.message(), mapped.path(), details)
+}
+
+/// `{"ok":false,"error":{"code","message","path"[,"details"]}}` with any code string.
+pub(super) fn error_json(
+    code: impl Into<String>,
+    message: &str,
+    path: Option<&str>,
+    details: Map<String, Value>,
+) -> String {
+    let mut body = Map::new();
+    body.insert("code".to_owned(), Value::String(code.into()));
+    body.insert("message".to_owned(), Value::from(message));
+    body.insert("path".to_owned(), path.map_or(Value::Null, Value::from));
+    if !details.is_empty() {
+        body.insert("details".to_owned(), Value::Object(details));
+    }
+    json!({"ok": false, "error": Value::Object(body)}).to_string()
 }
