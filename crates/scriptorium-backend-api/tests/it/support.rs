@@ -206,10 +206,11 @@ impl ModelServer {
 
     /// The `memory.*` settings of a writer that talks to this server.
     pub(crate) fn config(&self) -> MemoryConfig {
-        let mut config = MemoryConfig::default();
-        config.writer_model = "openai-compatible/test-writer".to_owned();
-        config.writer_base_url = format!("http://{}/v1", self.addr);
-        config
+        MemoryConfig {
+            writer_model: "openai-compatible/test-writer".to_owned(),
+            writer_base_url: format!("http://{}/v1", self.addr),
+            ..MemoryConfig::default()
+        }
     }
 
     pub(crate) fn served(&self) -> usize {
