@@ -114,3 +114,49 @@ impl Caller {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_owner_tier_may_rewrite() {
+        assert!(!Caller::local_owner("s/t").append_only());
+        assert!(!Caller::with_tier(Some(Tier::Owner)).append_only());
+        assert!(Caller::paired("telegram:42", "telegram/42", "Dave", "s/t").append_only());
+        assert!(Caller::with_tier(Some(Tier::McpBrowser)).append_only());
+        assert!(Caller::with_tier(None).append_only(), "a missing tier is append-only");
+    }
+
+    #[test]
+    fn only_the_interactive_local_owner_is_the_local_owner() {
+        assert!(Caller::local_owner("s/t").is_local_owner());
+        let mut remote = Caller::local_owner("s/t");
+        remote.principal_id = "telegram:42".to_owned();
+        let mut unattended = Caller::local_owner("s/t");
+        unattended.interactive = false;
+        let mut runtime = Caller::local_owner("s/t");
+        runtime.speaker_kind = "runtime".to_owned();
+        let mut paired = Caller::local_owner("s/t");
+        paired.tier = Some(Tier::Paired);
+        for caller in [remote, unattended, runtime, paired, Caller::with_tier(Some(Tier::Owner))] {
+            assert!(!caller.is_local_owner(), "{caller:?}");
+        }
+    }
+
+    #[test]
+    fn provenance_is_the_recorded_turn_or_nothing() {
+        let provenance = Caller::paired("telegram:42", "telegram/42", "Dave", "s2/t3").provenance();
+        let provenance = provenance.expect("a recorded turn has provenance");
+        assert_eq!(
+            (provenance.principal_id.as_str(), provenance.authority_tier.as_str(), provenance.origin_id.as_str()),
+            ("telegram:42", "paired", "s2/t3")
+        );
+        assert_eq!((provenance.speaker_id.as_str(), provenance.speaker_display.as_str()), ("telegram/42", "Dave"));
+        assert_eq!(Caller::local_owner("").provenance(), None, "no origin");
+        assert_eq!(Caller::with_tier(Some(Tier::Owner)).provenance(), None, "no principal");
+        let mut untiered = Caller::local_owner("s/t");
+        untiered.tier = None;
+        assert_eq!(untiered.provenance(), None, "no tier");
+    }
+}

@@ -113,9 +113,63 @@ pub(super) fn run(host: &Host<'_>, arguments: &Value, caller: &Caller) -> String
         Err(error) => return tx_error_with_details(error),
     };
     match host.warm.runtime.update(&request) {
-        Ok(result) => serde_json::to_string_pretty(&result.to_json()).unwrap_or_default(),
+        Ok(result) => fitted(result.to_json(), SPEC.max_chars),
         Err(error) => tx_error_with_details(error),
     }
+}
+
+/// The pretty JSON result within `max_chars`. The registry's cap would cut a long result
+/// (an edit dated on many days lists every timeline file it touched) into text that is no
+/// longer JSON, losing the revision the next call needs. Instead entries are left out, in
+/// this order, each list from its end: derived-view paths of `changed_files`, then
+/// `evidence_ids`, then the topic and source paths, then `block_ids`; a
+/// `<field>_omitted` count says how many of each.
+fn fitted(result: Value, max_chars: usize) -> String {
+    let pretty = |value: &Value| serde_json::to_string_pretty(value).unwrap_or_default();
+    let whole = pretty(&result);
+    if whole.chars().count() <= max_chars {
+        return whole;
+    }
+    let files: Vec<String> = result
+        .get("changed_files")
+        .and_then(Value::as_array)
+        .map(|list| list.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+        .unwrap_or_default();
+    let keys = |field: &str| -> Vec<String> {
+        result.get(field).and_then(Value::as_object).map(|map| map.keys().rev().cloned().collect()).unwrap_or_default()
+    };
+    let is_view = |path: &String| !(path.starts_with("topics/") || path.starts_with("sources/"));
+    let mut order: Vec<(&str, String)> = Vec::new();
+    order.extend(files.iter().rev().filter(|path| is_view(path)).map(|path| ("changed_files", path.clone())));
+    order.extend(keys("evidence_ids").into_iter().map(|key| ("evidence_ids", key)));
+    order.extend(files.iter().rev().filter(|path| !is_view(path)).map(|path| ("changed_files", path.clone())));
+    order.extend(keys("block_ids").into_iter().map(|key| ("block_ids", key)));
+    let shortened = |dropped: usize| {
+        let mut value = result.clone();
+        let mut omitted: Map<String, Value> = Map::new();
+        for (field, entry) in order.iter().take(dropped) {
+            match value.get_mut(*field) {
+                Some(Value::Array(list)) => list.retain(|item| item.as_str() != Some(entry.as_str())),
+                Some(Value::Object(map)) => {
+                    map.remove(entry.as_str());
+                }
+                _ => {}
+            }
+            let count = omitted.entry(format!("{field}_omitted")).or_insert(Value::from(0));
+            *count = Value::from(count.as_u64().unwrap_or(0) + 1);
+        }
+        if let Value::Object(map) = &mut value {
+            map.extend(omitted);
+        }
+        pretty(&value)
+    };
+    // The fewest left-out entries that fit: the text only shrinks as more are left out.
+    let (mut low, mut high) = (0, order.len());
+    while low < high {
+        let middle = low + (high - low) / 2;
+        if shortened(middle).chars().count() <= max_chars { high = middle } else { low = middle + 1 }
+    }
+    shortened(low)
 }
 
 /// The transaction request: the model's fields, with the authority of `caller`.

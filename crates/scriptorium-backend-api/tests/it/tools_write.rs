@@ -346,3 +346,71 @@ fn append_only_is_judged_after_normalization() -> TestResult {
     assert!(now.starts_with(&old) && now.contains("likes oolong"), "{now}");
     Ok(())
 }
+
+fn keys(value: &Value) -> Vec<&str> {
+    let mut keys: Vec<&str> = value.as_object().map(|map| map.keys().map(String::as_str).collect()).unwrap_or_default();
+    keys.sort_unstable();
+    keys
+}
+
+#[test]
+fn the_write_tools_declare_the_specs_schemas() -> TestResult {
+    let update = scriptorium_backend_api::tools::tool("memory_update").ok_or("memory_update is registered")?;
+    assert_eq!((update.max_chars, update.capability.as_str()), (8000, "memory.source.append"));
+    assert!(update.description.contains("memory_changes") && update.description.contains("remember this now"));
+    let schema: Value = serde_json::from_str(update.input_schema)?;
+    assert_eq!(schema["required"], json!(["base_revision"]));
+    let properties = &schema["properties"];
+    assert_eq!(keys(properties), ["base_revision", "changes", "commit_message", "memory_changes", "patch", "sources"]);
+    assert_eq!(keys(&properties["changes"]["items"]["properties"]), ["action", "content", "path"]);
+    assert_eq!(properties["changes"]["items"]["properties"]["action"]["enum"], json!(["write", "delete"]));
+    let change = &properties["memory_changes"]["items"]["properties"];
+    assert_eq!(keys(change), ["content", "destination", "memory_id", "memory_ids", "op", "sources", "time"]);
+    assert_eq!(keys(&change["destination"]["properties"]), ["anchor_memory_id", "headings", "position", "topic_path"]);
+    assert_eq!(change["time"]["type"], "string");
+    assert_eq!(keys(&change["sources"]["items"]["properties"]), ["label", "source"]);
+    let label = change["sources"]["items"]["properties"]["label"]["description"].as_str().unwrap_or_default();
+    assert!(label.contains("8 CJK") && label.contains("6 English words"), "{label}");
+    assert_eq!(keys(&properties["sources"]["items"]["properties"]), ["content", "label", "observed_at", "role"]);
+
+    let promote = scriptorium_backend_api::tools::tool("memory_promote").ok_or("memory_promote is registered")?;
+    assert_eq!((promote.max_chars, promote.capability.as_str()), (8000, "memory.trusted.promote"));
+    let schema: Value = serde_json::from_str(promote.input_schema)?;
+    assert_eq!(keys(&schema["properties"]), ["source_id"]);
+    assert_eq!(schema["required"], json!(["source_id"]));
+    Ok(())
+}
+
+/// A record dated on 300 days touches 300 timeline files: listing every one would pass the
+/// cap, and a cut result is no longer JSON. The result stays JSON, keeps the topic file and
+/// counts what it left out.
+#[test]
+fn a_long_result_stays_json_within_the_cap() -> TestResult {
+    let fx = Fixture::tx_base("long-result")?;
+    let (mut paragraphs, mut definitions) = (String::new(), String::new());
+    for paragraph in 0..30 {
+        paragraphs.push_str(&format!("Sensor reading {paragraph} was normal."));
+        for citation in 0..10 {
+            let n = paragraph * 10 + citation;
+            let date = format!("{}-{:02}-{:02}", 1990 + n / 12, n % 12 + 1, n % 28 + 1);
+            paragraphs.push_str(&format!("[^e{n}]"));
+            definitions.push_str(&format!("[^e{n}]: Time: `{date}`; Sources: [garden](new-source-g)\n"));
+        }
+        paragraphs.push_str("\n\n");
+    }
+    let content = format!("# Garden\n\n{paragraphs}{definitions}");
+    let mut fields = json!({"changes": [{"path": "topics/garden.md", "action": "write", "content": content}],
+                            "sources": evidence("new-source-g", "The sensors read normal every day.")});
+    fields["base_revision"] = json!(fx.revision()?);
+    let (output, answer) = fx.call("memory_update", &fields, &owner());
+    assert!(output.chars().count() <= 8000, "{}", output.chars().count());
+    assert_eq!(answer["ok"], true, "still JSON: {}", &output[..300.min(output.len())]);
+    assert_eq!(answer["revision"], json!(fx.revision()?));
+    let omitted = answer["changed_files_omitted"].as_u64().ok_or("the omission is counted")?;
+    let listed: Vec<&str> =
+        answer["changed_files"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+    assert!(omitted > 0 && listed.contains(&"topics/garden.md"), "{omitted} omitted, listed {listed:?}");
+    assert!(listed.iter().any(|path| path.starts_with("sources/")), "{listed:?}");
+    assert_eq!(answer["block_ids"].as_object().map(|ids| ids.len()), Some(30));
+    Ok(())
+}
