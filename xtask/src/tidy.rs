@@ -113,6 +113,8 @@ const ALLOWED_EXTERNAL: &[(&str, &[&str])] = &[
             "regex",
             // The configuration file (05-dependencies: toml 1.2 for backend-api); no toml type in the API.
             "toml",
+            // Tool arguments and answers (spec 02 §7: JSON Schemas, TxError objects, pretty JSON results).
+            "serde_json",
         ],
     ),
     (
