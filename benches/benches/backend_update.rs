@@ -72,8 +72,18 @@ fn some_source(dir: &Path) -> String {
         .expect("ws-10k has a v2 source")
 }
 
-/// The model's fields of edit `n`: one new record citing `source`.
-fn edit(n: usize, source: &str) -> Value {
+/// The one-block edit of the commit bench, for `BACKEND_UPDATE_EDIT=toggle`.
+const TOGGLED: &str = "topics/people/t0000.md";
+
+/// The model's fields of edit `n` on the workspace at `dir`: one new record citing
+/// `source`, or with `BACKEND_UPDATE_EDIT=toggle` the commit bench's whole-file edit (the
+/// first paragraph of one topic toggled), to tell the record path's cost from the rest.
+fn edit(n: usize, source: &str, dir: &Path) -> Value {
+    if std::env::var("BACKEND_UPDATE_EDIT").is_ok_and(|v| v == "toggle") {
+        let current = std::fs::read(dir.join(TOGGLED)).unwrap();
+        let content = scriptorium_benches::topics::toggle_first_paragraph(&current, "Edited ").unwrap();
+        return json!({"changes": [{"path": TOGGLED, "action": "write", "content": content}]});
+    }
     json!({"memory_changes": [{
         "op": "create_record", "content": format!("Benchmark fact number {n} about the garden sensor."),
         "time": "2024-05-01", "sources": [{"source": source, "label": "garden"}],
@@ -96,7 +106,7 @@ impl Tool {
     }
 
     fn run(&mut self, n: usize, source: &str) -> Sample {
-        let mut fields = edit(n, source);
+        let mut fields = edit(n, source, self.backend.root());
         fields["base_revision"] = json!(self.revision);
         let (started, cpu) = (Instant::now(), cpu_ns());
         let output = self.backend.call_tool("memory_update", &fields, &self.caller);
@@ -129,7 +139,7 @@ impl Commit {
     }
 
     fn run(&mut self, n: usize, source: &str) -> Sample {
-        let mut fields = edit(n, source);
+        let mut fields = edit(n, source, self.workspace.root());
         fields["base_revision"] = json!(self.revision);
         let git = std::env::var("BACKEND_UPDATE_COMMIT_GIT").unwrap_or_else(|_| "auto".to_owned());
         fields["git_commit"] = json!(git);
@@ -137,7 +147,11 @@ impl Commit {
         let request = UpdateRequest::from_json(&fields).unwrap();
         let result = self.workspace.update(&request, &self.views).unwrap_or_else(|e| panic!("update failed: {e}"));
         let elapsed = Sample { wall: started.elapsed(), cpu: Duration::from_nanos(cpu_ns() - cpu) };
-        assert!(result.changed_files.iter().any(|path| path == DESTINATION), "{:?}", result.changed_files);
+        assert!(
+            result.changed_files.iter().any(|path| path == DESTINATION || path == TOGGLED),
+            "{:?}",
+            result.changed_files
+        );
         self.revision = result.revision;
         elapsed
     }
