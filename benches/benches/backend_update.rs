@@ -15,11 +15,13 @@
 //! own accounting (`/proc/self/task/*/schedstat`, as the commit bench reads it), which a
 //! loaded, shared machine disturbs far less than wall time.
 //!
-//! `BACKEND_UPDATE_RUNS` sets the timed runs per side (30); `BACKEND_UPDATE_COMMIT_GIT=off`
-//! turns history off on the commit side only, to see what the history commit costs (the
-//! tool cannot turn it off: its history mode is the runtime's, never the caller's);
-//! `BACKEND_UPDATE_COMMIT_INDEX=1` has the commit side hold the retrieval index in memory
-//! as the warm backend does; `BACKEND_UPDATE_CRITERION=1` also runs criterion groups over the same two calls.
+//! Knobs: `BACKEND_UPDATE_RUNS` sets the timed runs per side (30);
+//! `BACKEND_UPDATE_EDIT=toggle` makes the edit the commit bench's whole-file toggle of one
+//! paragraph instead of a record; `BACKEND_UPDATE_COMMIT_GIT=off` turns history off on the
+//! commit side only, to see what the history commit costs (the tool cannot turn it off: its
+//! history mode is the runtime's, never the caller's); `BACKEND_UPDATE_COMMIT_INDEX=1` has
+//! the commit side hold the retrieval index in memory as the warm backend does;
+//! `BACKEND_UPDATE_CRITERION=1` also runs criterion groups over the same two calls.
 #![allow(clippy::print_stdout, clippy::print_stderr, reason = "a bench binary reports its figures")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "a bench fails loudly")]
 
