@@ -6,6 +6,8 @@
 //! request that carries any of them itself is refused (`INVALID_ARGUMENT`), so a model
 //! can never widen its own authority.
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use serde_json::{Map, Value, json};
 
 use scriptorium_transaction::{Error as TxError, Provenance, UpdateRequest};
@@ -145,21 +147,22 @@ fn fitted(result: Value, max_chars: usize) -> String {
     order.extend(files.iter().rev().filter(|path| !is_view(path)).map(|path| ("changed_files", path.clone())));
     order.extend(keys("block_ids").into_iter().map(|key| ("block_ids", key)));
     let shortened = |dropped: usize| {
-        let mut value = result.clone();
-        let mut omitted: Map<String, Value> = Map::new();
+        // One pass per field over a set of what goes, so a result of thousands of paths
+        // costs linear time per try.
+        let mut gone: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
         for (field, entry) in order.iter().take(dropped) {
+            gone.entry(*field).or_default().insert(entry.as_str());
+        }
+        let mut value = result.clone();
+        for (field, entries) in &gone {
             match value.get_mut(*field) {
-                Some(Value::Array(list)) => list.retain(|item| item.as_str() != Some(entry.as_str())),
-                Some(Value::Object(map)) => {
-                    map.remove(entry.as_str());
-                }
+                Some(Value::Array(list)) => list.retain(|item| !item.as_str().is_some_and(|e| entries.contains(e))),
+                Some(Value::Object(map)) => map.retain(|key, _| !entries.contains(key.as_str())),
                 _ => {}
             }
-            let count = omitted.entry(format!("{field}_omitted")).or_insert(Value::from(0));
-            *count = Value::from(count.as_u64().unwrap_or(0) + 1);
-        }
-        if let Value::Object(map) = &mut value {
-            map.extend(omitted);
+            if let Value::Object(map) = &mut value {
+                map.insert(format!("{field}_omitted"), Value::from(entries.len()));
+            }
         }
         pretty(&value)
     };
