@@ -10,8 +10,8 @@ use std::time::Duration;
 use scriptorium_archive_format::{SourceRecord, plan_append, render_observed_batch};
 use scriptorium_derived_views::{DerivedViews, ViewsCache};
 use scriptorium_transaction::{
-    BACKGROUND_LOCK_TIMEOUT, Changes, Error as TxError, ErrorCode as TxCode, RuntimeState, STAGED_EDIT_LOCK_TIMEOUT,
-    Vfs, Workspace, WriteLock, WrittenBatch,
+    BACKGROUND_LOCK_TIMEOUT, Changes, Error as TxError, ErrorCode as TxCode, INTERACTIVE_LOCK_TIMEOUT, RuntimeState,
+    STAGED_EDIT_LOCK_TIMEOUT, UpdateRequest, UpdateResult, Vfs, Workspace, WriteLock, WrittenBatch,
 };
 use serde_json::{Map, Value};
 
@@ -131,6 +131,15 @@ impl Runtime {
             *cache = ViewsCache::new(DerivedViews::default());
             cache
         })
+    }
+
+    /// A caller's own transaction (the `memory_update` tool, the changes API) with the
+    /// derived views this runtime keeps warm, so it re-derives only what the edit touches.
+    /// The write lock is taken before the views, in the order a write pass takes them.
+    pub fn update(&self, request: &UpdateRequest) -> Result<UpdateResult, TxError> {
+        let lock = self.workspace.lock(INTERACTIVE_LOCK_TIMEOUT)?;
+        let views = self.views();
+        self.workspace.update_locked(&lock, request, &*views)
     }
 
     /// The backend's write hook (spec 02 §2.5): run [`Runtime::write`], classify what it

@@ -6,7 +6,7 @@ use std::path::Path;
 use scriptorium_retrieval::{Filters, Index, Method, SearchRequest, Trust, matches_query, search};
 
 use crate::config::{MemoryConfig, RetrievalMethod};
-use crate::fence::fence;
+use crate::fence::{fence, sanitize_context};
 
 /// `core.md` fenced, or `""` when it is unreadable or holds nothing but `# ` headings.
 pub(super) fn core(root: &Path) -> String {
@@ -41,9 +41,22 @@ pub(super) fn recall(index: &mut Index, root: &Path, query: &str, config: &Memor
     response
         .results
         .iter()
-        .filter(|hit| !hit.event.content.is_empty() && hit.event.trust_state != Trust::Pending)
+        .filter(|hit| has_text(&hit.event.content) && hit.event.trust_state != Trust::Pending)
         .filter(|hit| matches_query(&hit.event, query))
         .map(|hit| hit.event.content.as_str())
         .collect::<Vec<_>>()
         .join("\n\n")
+}
+
+/// Whether `content` still says something once fenced text is removed: a stored claim
+/// that is itself a fence (`[2024-03-16] <memory-context>…`) would otherwise be injected
+/// as its date stamp alone, a fence with no memory in it.
+fn has_text(content: &str) -> bool {
+    let clean = sanitize_context(content);
+    let body = clean
+        .trim_start()
+        .strip_prefix('[')
+        .and_then(|rest| rest.split_once(']'))
+        .map_or(clean.as_str(), |(_, body)| body);
+    !body.trim().is_empty()
 }

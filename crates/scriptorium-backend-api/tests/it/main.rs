@@ -2,8 +2,11 @@
 //! repository's example workspace plus files written for the case), a real
 //! `LocalBackend` over them, and every answer checked as a model would read it.
 
+mod contract;
+mod support;
 mod tools_get;
 mod tools_read;
+mod tools_write;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
