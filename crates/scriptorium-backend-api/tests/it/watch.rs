@@ -63,6 +63,18 @@ fn external_edits_new_folders_and_deletes_reach_a_watching_backend() {
     let status: serde_json::Value =
         serde_json::from_str(&call(&backend, "memory_status", json!({}))).expect("status is JSON");
     assert_eq!(status["topic_files"], 4, "book-club, quokka and the fixture's cal and tea: {status}");
+
+    // A hidden file no reader sees still moves the revision, which hashes it too.
+    let before = revision(&backend);
+    write(&root, "topics/.draft.md.swp", "swap");
+    assert!(eventually(|| revision(&backend) != before), "a hidden file moves the revision");
+}
+
+/// `memory_status`'s revision.
+fn revision(backend: &LocalBackend) -> String {
+    let status: serde_json::Value =
+        serde_json::from_str(&call(backend, "memory_status", json!({}))).expect("status is JSON");
+    status["revision"].as_str().expect("a revision").to_owned()
 }
 
 #[test]
@@ -85,6 +97,7 @@ fn a_write_no_event_reports_is_seen_after_invalidate() {
 
     let browse = || call(&backend, "memory_browse", json!({"prefix": "topics/garden"}));
     assert!(browse().contains("raised-bed.md (2 blocks)"));
+    let before = revision(&backend);
 
     // The edit adds a third block.
     let three = EDITED_BED.replace("\n\n[^e-c7", "\n\nBees visit the basil.[^e-704cf626f8] ^352218fa\n\n[^e-c7");
@@ -92,7 +105,9 @@ fn a_write_no_event_reports_is_seen_after_invalidate() {
     let stale = found(&backend, "zebracorn");
     assert!(!stale.contains(BED), "no event, no walk: the index is reused: {stale}");
     assert!(browse().contains("raised-bed.md (2 blocks)"), "and so is the listing");
+    assert_eq!(revision(&backend), before, "and the revision");
     backend.invalidate();
+    assert_ne!(revision(&backend), before, "hashed again after invalidate");
     assert!(found(&backend, "zebracorn").contains(BED), "invalidate makes the next read walk");
     assert!(browse().contains("raised-bed.md (3 blocks)"), "{}", browse());
 }
