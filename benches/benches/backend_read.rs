@@ -5,8 +5,9 @@
 //! - each read tool (`memory_search`, `memory_grep`, `memory_get`, `memory_browse`,
 //!   `memory_status`) through `call_tool`: p99 ≤ 2 ms.
 //!
-//! Every call refreshes what it reads (the index's stat walk, the revision's), as a
-//! long-lived agent process does between turns; nothing is cached across a change.
+//! A warm backend reuses its index, listing and revision while its file-system watcher
+//! vouches that no file changed (decision P9), as a long-lived agent process does between
+//! turns; `search after a change` makes every call walk (`invalidate`, as after a write).
 //! The workspace is generated once into `CARGO_TARGET_TMPDIR/backend-read-bench/` with its
 //! derived views (timeline, recent events, relations) as installs leave them, and a
 //! `core.md` of about 2,000 tokens so `system_prompt` has something to fence.
@@ -142,6 +143,11 @@ fn main() {
         out.len()
     });
     report("search (recall)", &recall, "p50 ≤ 0.5 ms, p99 ≤ 2 ms", chars);
+    let changed = sample(30, 3, |i| {
+        backend.invalidate();
+        backend.search(QUERIES[i % QUERIES.len()], "bench", Some(Tier::Owner)).len()
+    });
+    report("search after a change", &changed, "-", 0);
     let mut chars = 0;
     let prompt = sample(1_000, 50, |_| {
         let out = backend.system_prompt(Some(Tier::Owner));

@@ -115,6 +115,8 @@ const ALLOWED_EXTERNAL: &[(&str, &[&str])] = &[
             "toml",
             // The tools' JSON arguments, input schemas, TxError objects and pretty status/result output (spec 02 §7).
             "serde_json",
+            // The warm backend's file-system watcher (decision P9; see ARCHITECTURE.md Decisions).
+            "notify",
         ],
     ),
     (

@@ -1,7 +1,10 @@
 //! The shipped backend over the layers below: one warm workspace handle (inside the writer
-//! runtime, with its views cache) and one retrieval index, kept across calls.
+//! runtime, with its views cache) and one retrieval index, kept across calls, with a
+//! file-system watcher so reads skip the stat walk while nothing changed.
 
+mod fresh;
 mod recall;
+mod watch;
 mod writer;
 
 use std::collections::BTreeSet;
@@ -21,12 +24,23 @@ use crate::fence::fence;
 use crate::tier::{Capability, Tier, allows};
 use crate::types::{Message, ReorganizeReport, ReorganizeStatus, SessionFailure, WriteFailure};
 
+use self::fresh::{Indexed, Memos};
+use self::watch::Watch;
+
+/// Set (to anything but `0`) to run without the watcher: every read walks the files, as on
+/// a file system whose changes by other machines no local event reports.
+pub const NO_WATCH_ENV: &str = "SCRIPTORIUM_NO_WATCH";
+
 /// What a warm backend holds.
 pub(crate) struct Warm {
     /// Owns the one `Workspace` handle (revision and committed-topic caches) and the views cache.
     pub(crate) runtime: Runtime,
-    /// Refreshed by stat fingerprints before each query; only changed files are re-read.
-    pub(crate) index: Mutex<Index>,
+    /// Refreshed by stat fingerprints when the watcher cannot vouch; only changed files are re-read.
+    index: Mutex<Indexed>,
+    /// Started before the index is first refreshed, so no change slips in between.
+    watch: Watch,
+    /// What the read tools derived from the files, per generation.
+    memos: Memos,
 }
 
 /// What a tool handler of the local backend works with.
@@ -49,6 +63,8 @@ pub struct LocalBackend {
     seen: Mutex<BTreeSet<String>>,
     /// The session `initialize` named, the fallback of `write` without one.
     fallback: Mutex<String>,
+    /// Whether the warm backend watches the workspace.
+    watching: bool,
 }
 
 impl std::fmt::Debug for LocalBackend {
@@ -76,6 +92,24 @@ impl LocalBackend {
             warm: Mutex::new(None),
             seen: Mutex::new(BTreeSet::new()),
             fallback: Mutex::new(String::new()),
+            watching: std::env::var_os(NO_WATCH_ENV).is_none_or(|value| value.is_empty() || value == "0"),
+        }
+    }
+
+    /// This backend with the watcher on or off (default: on unless [`NO_WATCH_ENV`] is set).
+    /// Off, or when the platform refuses one, every read walks the files.
+    #[must_use]
+    pub fn with_watcher(mut self, enabled: bool) -> Self {
+        self.watching = enabled;
+        self
+    }
+
+    /// Memory changed in a way the watcher may not report in time (a write through another
+    /// handle of this process, a file system without events): the next read walks. The
+    /// backend's own writes call it themselves.
+    pub fn invalidate(&self) {
+        if let Some(warm) = lock(&self.warm).as_ref() {
+            warm.watch.changed();
         }
     }
 
@@ -112,8 +146,9 @@ impl LocalBackend {
         }
         let config = self.config();
         let runtime = self.runtime(&config, None)?;
+        let watch = Watch::start(&self.root, self.watching);
         let index = Index::open(&self.root)?;
-        let warm = Arc::new(Warm { runtime, index: Mutex::new(index) });
+        let warm = Arc::new(Warm { runtime, index: Mutex::new(Indexed::new(index)), watch, memos: Memos::default() });
         *slot = Some(Arc::clone(&warm));
         Ok(warm)
     }
@@ -190,7 +225,9 @@ impl MemoryBackend for LocalBackend {
         sessions
             .into_iter()
             .filter_map(|session_id| {
-                warm.runtime.hook(&session_id, None, true).map(|failure| SessionFailure { session_id, failure })
+                let failure = warm.runtime.hook(&session_id, None, true);
+                warm.watch.changed();
+                failure.map(|failure| SessionFailure { session_id, failure })
             })
             .collect()
     }
@@ -212,14 +249,17 @@ impl MemoryBackend for LocalBackend {
         }
         let config = self.config();
         let Ok(warm) = self.warm() else { return String::new() };
-        let mut index = lock(&warm.index);
-        fence(&recall::recall(&mut index, &self.root, query, &config))
+        fence(&recall::recall(&warm, &self.root, query, &config))
     }
 
     fn write(&self, messages: Option<&[Message]>, session_id: &str, force: bool) -> Option<WriteFailure> {
         let session = self.session(session_id);
         match self.warm() {
-            Ok(warm) => warm.runtime.hook(&session, messages, force),
+            Ok(warm) => {
+                let failure = warm.runtime.hook(&session, messages, force);
+                warm.watch.changed();
+                failure
+            }
             Err(error) => Some(unstarted(&error)),
         }
     }
@@ -231,8 +271,7 @@ impl MemoryBackend for LocalBackend {
         }
         let config = self.config();
         let Ok(warm) = self.warm() else { return String::new() };
-        let mut index = lock(&warm.index);
-        fence(&recall::recall(&mut index, &self.root, &query, &config))
+        fence(&recall::recall(&warm, &self.root, &query, &config))
     }
 
     fn tools(&self) -> &'static [crate::tools::ToolSpec] {
@@ -245,10 +284,24 @@ impl MemoryBackend for LocalBackend {
             Err(error) => return crate::tools::tx_error(&error),
         };
         let host = Host { root: &self.root, config: self.config(), warm };
-        crate::tools::call(&host, name, arguments, caller)
+        let answer = crate::tools::call(&host, name, arguments, caller);
+        // A tool that may write (memory_update, memory_promote) makes the next read walk.
+        if crate::tools::tool(name).is_some_and(|spec| spec.capability != Capability::MemoryRead) {
+            host.warm.watch.changed();
+        }
+        answer
     }
 
     fn reorganize(&self, model: Option<&str>) -> ReorganizeReport {
+        let report = self.reorganize_once(model);
+        self.invalidate();
+        report
+    }
+}
+
+impl LocalBackend {
+    /// [`MemoryBackend::reorganize`] before the next read is told to walk.
+    fn reorganize_once(&self, model: Option<&str>) -> ReorganizeReport {
         let config = self.config();
         let result = match model.filter(|model| *model != config.writer_model) {
             Some(model) => match self.runtime(&config, Some(model)) {

@@ -3,12 +3,12 @@
 //! blocks (decision 7).
 
 use scriptorium_topic_markdown::TopicDocument;
-use scriptorium_transaction::{FileClass, Listing, Scope};
+use scriptorium_transaction::FileClass;
 use serde_json::Value;
 
 use super::output::{Args, tx_error};
 use super::{Caller, ToolSpec, notice};
-use crate::error::{Error, ErrorCode};
+use crate::error::Error;
 use crate::local::Host;
 use crate::tier::Capability;
 
@@ -32,15 +32,12 @@ pub(super) fn run(host: &Host<'_>, arguments: &Value, _caller: &Caller) -> Strin
 fn run_checked(host: &Host<'_>, arguments: &Value) -> Result<String, Error> {
     let args = Args::new(arguments)?;
     let prefix = args.text("prefix")?.map(|prefix| prefix.trim_start_matches('/')).unwrap_or_default();
-    let listing = Listing::read_names(host.root, Scope::Root)
-        .complete()
-        .map_err(|error| Error::new(ErrorCode::Io, format!("cannot list the workspace: {error}")))?;
-    let files: Vec<(&str, FileClass)> = listing
+    let listed = host.warm.listed(host.root)?;
+    let files: Vec<(&str, FileClass)> = listed
         .files
         .iter()
-        .filter(|file| file.class().is_visible())
-        .filter_map(|file| Some((file.path()?, file.class())))
         .filter(|(path, _)| path.starts_with(prefix))
+        .map(|(path, class)| (path.as_str(), *class))
         .collect();
     if files.is_empty() {
         return Ok(notice(if prefix.is_empty() {
@@ -56,7 +53,7 @@ fn run_checked(host: &Host<'_>, arguments: &Value) -> Result<String, Error> {
         out.push_str("  ");
         out.push_str(path);
         if *class == FileClass::Topic {
-            let blocks = block_count(host, path);
+            let blocks = listed.blocks(path, || block_count(host, path));
             out.push_str(&format!(" ({blocks} block{})", if blocks == 1 { "" } else { "s" }));
         }
         out.push('\n');

@@ -58,11 +58,9 @@ fn run_checked(host: &Host<'_>, arguments: &Value) -> Result<String, crate::Erro
         top_k,
         filters: Filters { path_prefix, speaker, ..Filters::default() },
     };
-    let response = {
-        let mut index = host.warm.index.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        index.refresh(host.root)?;
-        search(&index, &request, None)?
-    };
+    let index = host.warm.fresh_index(host.root)?;
+    let response = search(&index, &request, None)?;
+    drop(index);
     let hits: Vec<String> = response
         .results
         .iter()

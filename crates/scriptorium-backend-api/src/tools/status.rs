@@ -3,13 +3,13 @@
 //! keys (decision 7).
 
 use scriptorium_topic_markdown::TopicDocument;
-use scriptorium_transaction::{FileClass, Listing, Scope};
+use scriptorium_transaction::FileClass;
 use scriptorium_writer_runtime::read_status;
 use serde_json::Value;
 
 use super::output::tx_error;
 use super::{Caller, ToolSpec};
-use crate::error::{Error, ErrorCode};
+use crate::error::Error;
 use crate::local::Host;
 use crate::tier::Capability;
 
@@ -32,28 +32,30 @@ pub(super) fn run(host: &Host<'_>, _arguments: &Value, _caller: &Caller) -> Stri
     let workspace = host.warm.runtime.workspace();
     let id = workspace.workspace_id();
     let name = if id.is_empty() { "workspace" } else { id };
-    let revision = match workspace.revision() {
+    let revision = match host.warm.revision() {
         Ok(revision) => revision,
-        Err(error) => return tx_error(&Error::from(error)),
+        Err(error) => return tx_error(&error),
     };
-    let head = [("workspace", Value::from(name).to_string()), ("revision", Value::from(revision).to_string())];
-    match counts(host) {
-        Ok(rest) => pretty_object(&head.into_iter().chain(rest).collect::<Vec<_>>()),
+    let head = [("workspace", Value::from(name).to_string()), ("revision", Value::from(revision.as_str()).to_string())];
+    match host.warm.status_counts(|| counts(host)) {
+        Ok(counts) => {
+            let fields: Vec<_> = head.into_iter().chain(counts.iter().cloned()).chain([writer(host)]).collect();
+            pretty_object(&fields)
+        }
         // The spec's fallback: what is known for sure, nothing guessed.
         Err(_) => pretty_object(&head),
     }
 }
 
-/// Every field after `workspace` and `revision`, rendered.
+/// The fields after `workspace` and `revision` that the visible files decide, rendered
+/// (kept while the watcher vouches that none changed).
 fn counts(host: &Host<'_>) -> Result<Vec<(&'static str, String)>, Error> {
-    let listing = Listing::read_names(host.root, Scope::Root)
-        .complete()
-        .map_err(|error| Error::new(ErrorCode::Io, format!("cannot list the workspace: {error}")))?;
-    let visible = || listing.files.iter().filter(|file| file.class().is_visible());
+    let listed = host.warm.listed(host.root)?;
+    let visible = || listed.files.iter();
     let topics: Vec<&str> =
-        visible().filter(|file| file.class() == FileClass::Topic).filter_map(|file| file.path()).collect();
-    let sources = visible().filter(|file| file.class() == FileClass::Source).count();
-    let timeline = visible().filter_map(|file| file.path()).filter(|path| path.starts_with("timeline/")).count();
+        visible().filter(|(_, class)| *class == FileClass::Topic).map(|(path, _)| path.as_str()).collect();
+    let sources = visible().filter(|(_, class)| *class == FileClass::Source).count();
+    let timeline = visible().filter(|(path, _)| path.starts_with("timeline/")).count();
     let (blocks, relations) = match relation_counts(host) {
         Some(counts) => counts,
         None => (topics.iter().map(|path| units_in(host, path)).sum(), 0),
@@ -62,6 +64,22 @@ fn counts(host: &Host<'_>) -> Result<Vec<(&'static str, String)>, Error> {
         .map(|bytes| String::from_utf8_lossy(&bytes).lines().filter(|line| !line.trim().is_empty()).count())
         .unwrap_or(0);
     let core_exists = std::fs::symlink_metadata(host.root.join("core.md")).is_ok_and(|meta| meta.is_file());
+    Ok(vec![
+        ("topic_files", topics.len().to_string()),
+        ("blocks", blocks.to_string()),
+        ("source_files", sources.to_string()),
+        ("timeline_files", timeline.to_string()),
+        ("recent_events", recent.to_string()),
+        ("relations", relations.to_string()),
+        ("core_exists", core_exists.to_string()),
+        // No embedder ships yet (decision 12): embedding search always answers EMBEDDING_UNAVAILABLE.
+        ("embedding_available", false.to_string()),
+    ])
+}
+
+/// The `writer` field, read afresh each call: its status and the session store change
+/// without any visible file changing.
+fn writer(host: &Host<'_>) -> (&'static str, String) {
     let runtime = &host.warm.runtime;
     let mut writer = read_status(runtime.workspace()).to_json();
     let pending = runtime.pending_turns().ok();
@@ -76,18 +94,7 @@ fn counts(host: &Host<'_>) -> Result<Vec<(&'static str, String)>, Error> {
         ),
         ("pending_turns", pending.map_or(Value::Null, Value::from).to_string()),
     ];
-    Ok(vec![
-        ("topic_files", topics.len().to_string()),
-        ("blocks", blocks.to_string()),
-        ("source_files", sources.to_string()),
-        ("timeline_files", timeline.to_string()),
-        ("recent_events", recent.to_string()),
-        ("relations", relations.to_string()),
-        ("core_exists", core_exists.to_string()),
-        // No embedder ships yet (decision 12): embedding search always answers EMBEDDING_UNAVAILABLE.
-        ("embedding_available", false.to_string()),
-        ("writer", pretty_object(&writer_fields)),
-    ])
+    ("writer", pretty_object(&writer_fields))
 }
 
 /// From `relations.json`: the units (every unit id is a key of `outbound`, aliases

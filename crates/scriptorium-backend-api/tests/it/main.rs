@@ -7,6 +7,7 @@ mod support;
 mod tools_get;
 mod tools_read;
 mod tools_write;
+mod watch;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -92,6 +93,17 @@ pub(crate) fn backend(root: &Path, method: RetrievalMethod) -> LocalBackend {
     let config = MemoryConfig { retrieval_method: method, ..MemoryConfig::default() };
     let sessions = root.parent().expect("a parent").join("sessions.sqlite3");
     LocalBackend::new(root, Some(sessions), config)
+}
+
+/// Poll `done` for at most 10 s: a watcher's events arrive asynchronously.
+pub(crate) fn eventually(mut done: impl FnMut() -> bool) -> bool {
+    for _ in 0..500 {
+        if done() {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    false
 }
 
 /// The local owner.

@@ -5,7 +5,7 @@ use scriptorium_backend_api::config::{BackendKind, MemoryConfig, RetrievalMethod
 use scriptorium_backend_api::{Caller, MemoryBackend, NullBackend, Resolver, TOOLS, Tier};
 use serde_json::{Value, json};
 
-use crate::{TempDir, backend, call, error_code, example, owner, paired, reference_written, write};
+use crate::{TempDir, backend, call, error_code, eventually, example, owner, paired, reference_written, write};
 
 const READ_TOOLS: &[&str] = &["memory_search", "memory_grep", "memory_get", "memory_browse", "memory_status"];
 
@@ -162,8 +162,9 @@ fn search_sees_a_file_written_after_the_index_warmed() {
     let backend = backend(&root, RetrievalMethod::Bm25);
     assert!(call(&backend, "memory_search", json!({"query": "marmalade"})).contains("\"marmalade\""));
     write(&root, "topics/home/jam.md", FENCE_FREE_JAM);
-    let out = call(&backend, "memory_search", json!({"query": "marmalade"}));
-    assert!(out.starts_with("--- topics/home/jam.md#^a1a1a1a1\n"), "{out}");
+    // The watcher's event lets the next search walk; it arrives asynchronously.
+    let seen = || call(&backend, "memory_search", json!({"query": "marmalade"}));
+    assert!(eventually(|| seen().starts_with("--- topics/home/jam.md#^a1a1a1a1\n")), "{}", seen());
 }
 
 const FENCE_FREE_JAM: &str = "# Jam\n\nThe owner makes orange marmalade in January.[^e-jam] ^a1a1a1a1\n\n[^e-jam]: Time: `2026-03-05`; Sources: [openprogram/group-bookclub/b4](../../sources/openprogram/_v2/group-bookclub.md#source-eac050b869f0d4dc)\n";
