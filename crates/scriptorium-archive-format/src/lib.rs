@@ -48,6 +48,7 @@
 // The parser meets untrusted bytes: no hidden panics outside tests (fjall lib.rs).
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::panic, clippy::indexing_slicing))]
 
+mod appended;
 mod error;
 mod event;
 mod fields;
@@ -70,6 +71,7 @@ mod writer_record;
 #[doc(hidden)]
 pub mod fuzz;
 
+pub use crate::appended::appended_source_ids;
 pub use crate::error::{Error, ErrorCode};
 pub use crate::event::{SourceEvent, source_events};
 pub use crate::fields::{RecordHeader, split_record_header};

@@ -10,27 +10,31 @@
 //! checks it, some installs skipped as after a transaction that failed).
 //!
 //! Units of a file depend on the file and on the source archives its citations resolve
-//! against; any change under `sources/` therefore drops every cached topic and the
-//! citation resolver (as the retrieval cache does). Duplicate ids across files are
-//! settled at merge time, the first file in component-wise path order winning, as
-//! `parse_tree` does; while any id is duplicated, or when `runtime.json` is not the one
-//! the last build wrote (its ranks order recent events), the views are rendered from
-//! every unit rather than patched.
+//! against. Frames appended to a v2 archive (the committed frames scanning as before)
+//! only add ids, so they can change the parse of a file that cites one of them or that
+//! had a violation (an unresolved citation is one), and only those are parsed again;
+//! any other change under `sources/` drops every cached topic. Either drops the citation
+//! resolver. Duplicate ids across files are settled at merge time, the first file in
+//! component-wise path order winning, as `parse_tree` does; while any id is duplicated,
+//! or when `runtime.json` ranks blocks otherwise than the last build did (its ranks order
+//! recent events), the views are rendered from every unit rather than patched.
 //!
 //! Finding the changed files means comparing every staged file with the cached bytes,
 //! which is most of a one-topic build on a large workspace. Driven by the transaction
 //! ([`Derive::derive_delta`] and [`Derive::installed`]), the cache compares only the
 //! paths the stage changes: it knows it holds the workspace committed at a revision, and
-//! a stage made from that same revision differs from it only there. A revision it does
-//! not know (a hand edit, another process's commit) means comparing everything again.
+//! a stage made from that same revision differs from it only there. An install beside
+//! the transaction that it is told of ([`ViewsCache::moved`]) adds its paths to those
+//! compared. A revision it does not know (a hand edit, another process's commit) means
+//! comparing everything again.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::ops::Bound;
 
-use scriptorium_archive_format::trusted_source_ids;
+use scriptorium_archive_format::{appended_source_ids, trusted_source_ids};
 use scriptorium_topic_markdown::{ErrorCode as TopicCode, MemorySources, Mode, SourceResolver, Unit, parse_tree};
-use scriptorium_transaction::{CORE_REPORT_FILE, Derive, DerivedFiles, RuntimeState, StageDelta};
+use scriptorium_transaction::{CORE_REPORT_FILE, Derive, DerivedFiles, RevisionMove, RuntimeState, StageDelta};
 
 use crate::core_render::{CoreRender, render_core};
 use crate::error::{Error, ErrorCode};
@@ -190,6 +194,24 @@ impl ViewsCache {
         }
     }
 
+    /// Record an install made beside the transaction (a raw
+    /// [`Workspace::install`](scriptorium_transaction::Workspace::install)) that moved
+    /// the workspace as `moved` says, writing at most `paths`: a stage made from the new
+    /// revision is compared at those paths too.
+    pub fn moved<'p>(&self, moved: &RevisionMove, paths: impl IntoIterator<Item = &'p str>) {
+        let mut state = self.state.borrow_mut();
+        state.trust = match std::mem::take(&mut state.trust) {
+            Trust::Committed(revision) if revision == moved.from => {
+                Trust::Staged { base: moved.to.clone(), changed: paths.into_iter().map(str::to_owned).collect() }
+            }
+            Trust::Staged { base, mut changed } if base == moved.from => {
+                changed.extend(paths.into_iter().map(str::to_owned));
+                Trust::Staged { base: moved.to.clone(), changed }
+            }
+            _ => Trust::Nothing,
+        };
+    }
+
     /// One build; `suspects`, when given, are the only staged paths whose bytes may
     /// differ from the cached ones (a path the cache does not hold is always read).
     fn build_trusting(
@@ -202,9 +224,27 @@ impl ViewsCache {
         let suspect = |path: &String| suspects.is_none_or(|set| set.contains(path));
         // The last build's views, put back only when this build completes.
         let views = state.views.take();
-        let sources_changed = refresh_sources(&mut state.sources, staged, suspect);
+        let sources = refresh_sources(&mut state.sources, staged, suspect);
+        // Files whose units the appended frames may change (see the module comment).
+        let mut reparse: HashSet<String> = HashSet::new();
+        match &sources {
+            Sources::Same => {}
+            Sources::Appended(ids) => {
+                reparse = state
+                    .topics
+                    .files()
+                    .iter()
+                    .filter(|(_, file)| {
+                        file.violations > 0
+                            || file.units.iter().flat_map(|unit| &unit.source_refs).any(|id| ids.contains(id))
+                    })
+                    .map(|(path, _)| path.clone())
+                    .collect();
+            }
+            Sources::Other => state.topics = Topics::default(),
+        }
+        let sources_changed = !matches!(sources, Sources::Same);
         if sources_changed {
-            state.topics = Topics::default();
             state.trusted = state.sources.values().flat_map(|s| s.trusted.iter().cloned()).collect();
         }
         // The resolver keeps what it scanned of each archive, so it lives as long as they
@@ -224,7 +264,9 @@ impl ViewsCache {
             .iter()
             .map(|(path, bytes)| {
                 while cached.next_if(|(old, _)| old.as_str() < path.as_str()).is_some() {}
-                cached.next_if(|(old, _)| old == path).is_some_and(|(_, file)| !suspect(path) || file.bytes == **bytes)
+                cached.next_if(|(old, _)| old == path).is_some_and(|(_, file)| {
+                    (!suspect(path) || file.bytes == **bytes) && !reparse.contains(path.as_str())
+                })
             })
             .collect();
         for ((path, bytes), same) in topics.into_iter().zip(same) {
@@ -275,30 +317,41 @@ impl ViewsCache {
         let valid = state.topics.violations() == 0 && state.topics.duplicates() == 0;
         let runtime_path = format!("{runtime_dir}/runtime.json");
         let committed = staged.get(&runtime_path);
-        let (mut runtime, unchanged) = match state.runtime.take() {
-            Some((bytes, runtime)) if Some(&bytes) == committed => (runtime, Some(bytes)),
-            _ => (committed.map(|bytes| RuntimeState::parse(bytes)).unwrap_or_default(), None),
+        // `ranks`: the committed ranks are those the last views were built with;
+        // `unchanged`: the committed bytes are what this build would write for them.
+        let (mut runtime, ranks, unchanged) = match state.runtime.take() {
+            Some((bytes, runtime)) if Some(&bytes) == committed => (runtime, true, Some(bytes)),
+            // Written by someone else (the writer runtime's counters): the views still
+            // hold when the ranks do, and the bytes when they are the canonical ones.
+            Some((_, last)) if views.is_some() => {
+                let runtime = committed.map(|bytes| RuntimeState::parse(bytes)).unwrap_or_default();
+                let ranks = runtime.same_creation_order(&last);
+                let unchanged = committed.filter(|bytes| ranks && runtime.to_bytes() == **bytes).cloned();
+                (runtime, ranks, unchanged)
+            }
+            _ => (committed.map(|bytes| RuntimeState::parse(bytes)).unwrap_or_default(), false, None),
         };
-        // The last views are patched only when they were built from the same sources and
-        // ranks; with a duplicate id, which copy counts depends on the whole tree.
-        let delta = views.filter(|_| !sources_changed && unchanged.is_some() && state.topics.duplicates() == 0);
+        // The last views are patched only when they were built from the same sources (or
+        // ones with frames appended, whose files are parsed again) and ranks; with a
+        // duplicate id, which copy counts depends on the whole tree.
+        let delta = views.filter(|_| !matches!(sources, Sources::Other) && ranks && state.topics.duplicates() == 0);
         state.stats.views_patched = delta.is_some();
         // A patch returns only the files whose bytes differ from the staged ones; a full
         // render returns every view.
         let all = delta.is_none();
-        let (mut views, runtime_bytes) = match (delta, unchanged) {
-            (Some(views), Some(bytes)) => {
+        let (mut views, runtime_bytes) = match delta {
+            Some(views) => {
                 let (views, ranked) = patch(views, &changed, state.topics.files(), &mut runtime);
                 // Serializing every rank again is the slow part of adding a block; with no
                 // new rank the file stays as written.
-                let bytes = if ranked.is_empty() {
-                    bytes
-                } else {
-                    append_ranks(&bytes, &ranked).unwrap_or_else(|| runtime.to_bytes())
+                let bytes = match unchanged {
+                    Some(bytes) if ranked.is_empty() => bytes,
+                    Some(bytes) => append_ranks(&bytes, &ranked).unwrap_or_else(|| runtime.to_bytes()),
+                    None => runtime.to_bytes(),
                 };
                 (views, bytes)
             }
-            (_, unchanged) => match full(state.topics.files(), &mut runtime) {
+            None => match full(state.topics.files(), &mut runtime) {
                 (views, 0) => (views, unchanged.unwrap_or_else(|| runtime.to_bytes())),
                 (views, _) => (views, runtime.to_bytes()),
             },
@@ -433,29 +486,46 @@ fn rank(runtime: &RuntimeState, unit: &Unit) -> i64 {
     runtime.rank(&unit.memory_id).unwrap_or(i64::MAX)
 }
 
-/// Bring the source cache in step with `staged`; whether any archive was added,
-/// removed or changed.
+/// How the staged sources differ from the cached ones.
+enum Sources {
+    /// Not at all.
+    Same,
+    /// Only by frames appended to v2 archives, with these source ids.
+    Appended(HashSet<String>),
+    /// Otherwise: an archive rewritten or removed, or a file that is not a v2 archive.
+    Other,
+}
+
+/// Bring the source cache in step with `staged` and say how it changed.
 fn refresh_sources(
     cache: &mut HashMap<String, CachedSource>,
     staged: &BTreeMap<String, Vec<u8>>,
     suspect: impl Fn(&String) -> bool,
-) -> bool {
-    let mut changed = false;
+) -> Sources {
+    let mut change = Sources::Same;
     let mut live = 0;
     for (path, bytes) in staged.iter().filter(|(path, _)| path.starts_with("sources/")) {
         live += 1;
-        if cache.get(path).is_some_and(|cached| !suspect(path) || cached.bytes == *bytes) {
+        let old = cache.get(path).map(|cached| cached.bytes.as_slice());
+        if old.is_some_and(|old| !suspect(path) || old == bytes.as_slice()) {
             continue;
         }
-        changed = true;
+        change = match (change, appended_source_ids(path, old.unwrap_or_default(), bytes)) {
+            (Sources::Other, _) | (_, None) => Sources::Other,
+            (Sources::Same, Some(ids)) => Sources::Appended(ids.into_iter().collect()),
+            (Sources::Appended(mut all), Some(ids)) => {
+                all.extend(ids);
+                Sources::Appended(all)
+            }
+        };
         let trusted = trusted_source_ids(path, &String::from_utf8_lossy(bytes)).into_iter().collect();
         cache.insert(path.clone(), CachedSource { bytes: bytes.clone(), trusted });
     }
     if cache.len() != live {
-        changed = true;
+        change = Sources::Other;
         cache.retain(|path, _| staged.contains_key(path));
     }
-    changed
+    change
 }
 
 /// The units of every file in `paths` order with their places and timeline entries, a

@@ -50,6 +50,28 @@ pub struct Installed {
     pub journal: Option<String>,
     /// The paths whose bytes changed (created, replaced or deleted), in path order.
     pub changed: Vec<String>,
+    /// The revisions before and after, when [`Workspace::install`](crate::Workspace::install)
+    /// knew the tree it installed over without walking it again (`None` otherwise, and
+    /// for every other install).
+    pub moved: Option<RevisionMove>,
+}
+
+/// How an install moved the workspace's revision: a cache that held the tree at `from`
+/// holds it at `to` except at the installed paths.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RevisionMove {
+    /// The revision of the tree the install started from.
+    pub from: String,
+    /// The revision right after it.
+    pub to: String,
+}
+
+impl RevisionMove {
+    /// A move from revision `from` to `to`.
+    pub fn new(from: impl Into<String>, to: impl Into<String>) -> Self {
+        RevisionMove { from: from.into(), to: to.into() }
+    }
 }
 
 /// What recovery found and did.
@@ -118,7 +140,11 @@ pub fn install<V: Vfs + ?Sized>(
         .and_then(|()| roll_forward(vfs, runtime_dir, &journal, &manifest, Phase::Install))
         .and_then(|()| retire(vfs, &journal, manifest.has_delete()))
         .map_err(|error| committed(error, true))?;
-    Ok(Installed { journal: Some(id), changed: manifest.entries.into_iter().map(|entry| entry.path).collect() })
+    Ok(Installed {
+        journal: Some(id),
+        changed: manifest.entries.into_iter().map(|entry| entry.path).collect(),
+        moved: None,
+    })
 }
 
 /// Remove the files of an abandoned (never committed) journal, best effort.

@@ -65,7 +65,9 @@ pub use crate::records::{
 
 pub use crate::archive_tree::{WorkspaceSources, WorkspaceTree};
 pub use crate::calendar::civil_from_days;
-pub use crate::journal::{BackupRecovery, Changes, Installed, QUARANTINE_DIR, Recovery, TXN_DIR, install, recover};
+pub use crate::journal::{
+    BackupRecovery, Changes, Installed, QUARANTINE_DIR, Recovery, RevisionMove, TXN_DIR, install, recover,
+};
 pub use crate::listing::{
     FileClass, HIDDEN_ARCHIVE_CODE, ListedFile, Listing, PATH_COLLISION_CODE, Scope, SkipReason, Skipped, Unreadable,
     classify, is_hidden_component,

@@ -26,6 +26,7 @@ use std::fs::{self, File, OpenOptions, TryLockError};
 use std::io;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, ErrorCode};
@@ -63,6 +64,16 @@ const QUEUED_POLL: Duration = Duration::from_millis(4);
 pub struct WriteLock {
     file: File,
     path: PathBuf,
+    /// A process-unique stamp, taken afresh at the acquisition and at every install
+    /// under this hold (see [`WriteLock::stamp`]).
+    stamp: AtomicU64,
+}
+
+/// The last stamp handed out in this process.
+static STAMPS: AtomicU64 = AtomicU64::new(0);
+
+fn next_stamp() -> u64 {
+    STAMPS.fetch_add(1, Ordering::Relaxed).wrapping_add(1)
 }
 
 impl WriteLock {
@@ -123,6 +134,19 @@ impl WriteLock {
         &self.path
     }
 
+    /// Which hold of the lock this is, and how far into it: a value no other hold in this
+    /// process ever has, changed by every install under it ([`Self::installing`]). A cache
+    /// that recorded the stamp when it last matched the tree knows, while the stamp is the
+    /// same, that no lock holder has installed anything since.
+    pub(crate) fn stamp(&self) -> u64 {
+        self.stamp.load(Ordering::Relaxed)
+    }
+
+    /// Note that an install under this hold is about to change the tree.
+    pub(crate) fn installing(&self) {
+        self.stamp.store(next_stamp(), Ordering::Relaxed);
+    }
+
     /// Check that the lock file path still names the locked inode. A lock file deleted or
     /// replaced while held means another process may now hold a lock on the new file, so
     /// the holder must not commit: `CONCURRENT_UPDATE`.
@@ -175,7 +199,7 @@ fn try_once(path: &Path) -> Result<Attempt, Error> {
         Err(TryLockError::Error(error)) => return Err(Error::from(error).with_path(path.display().to_string())),
     }
     if same_file(&file, path)? {
-        Ok(Attempt::Acquired(WriteLock { file, path: path.to_path_buf() }))
+        Ok(Attempt::Acquired(WriteLock { file, path: path.to_path_buf(), stamp: AtomicU64::new(next_stamp()) }))
     } else {
         // Dropping `file` releases the lock on the orphaned inode.
         Ok(Attempt::Stale)

@@ -79,6 +79,12 @@ impl RuntimeState {
         self.creation_order.insert(id.to_owned(), rank);
     }
 
+    /// Whether `other` gives every block the same rank as this state does (the counters
+    /// and the batch record may differ).
+    pub fn same_creation_order(&self, other: &RuntimeState) -> bool {
+        self.creation_order == other.creation_order
+    }
+
     /// Whether any block has a rank yet.
     pub fn has_creation_order(&self) -> bool {
         !self.creation_order.is_empty()

@@ -36,9 +36,10 @@ pub use self::changes::FileChange;
 pub use self::request::{CitationScope, Edit, GitMode, UpdateRequest};
 pub use self::result::UpdateResult;
 pub(crate) use self::stage::CommittedCache;
+pub(crate) use self::stage::StageSources;
 pub use self::stage::WRITER_STAGE_ITEMS;
 pub(crate) use self::stage::read_tree;
-use self::stage::{DERIVED_FILES, StageSources, differences, normalize_stage};
+use self::stage::{DERIVED_FILES, differences, normalize_stage};
 
 impl Workspace {
     /// Run one all-or-nothing update (spec 02 §4.3). `derive` builds the derived views in
@@ -175,7 +176,7 @@ impl Workspace {
             None => None,
         };
         crate::crashpoint!("history.objects_written");
-        let installed = self.install(lock, &changes)?;
+        let installed = self.install_files(lock, &changes)?;
         crate::crashpoint!("history.before_publish");
         let (git_committed, git_commit) = match prepared.map(|commit| commit.publish()).transpose() {
             Ok(id) => (id.is_some(), id),
@@ -198,6 +199,7 @@ impl Workspace {
         };
         let revision = self.revision_after_install(changes.keys().map(String::as_str), &known)?;
         cache.installed(&changes, revision.clone(), &normalized, &new_sources);
+        cache.vouch(lock.stamp());
         // The archives as installed, read afresh (the resolvers above keep what they read).
         if cache.settle(&SourceResolver::new(StageSources::new(vfs, &no_plan))) {
             self.record_normal(&revision);
@@ -227,7 +229,7 @@ impl Workspace {
     /// Record that the tree at `revision` is normal. A cache only, so not synced: a
     /// marker lost or torn by a crash names no revision, and then the next cold update
     /// normalizes the whole tree, as it would without it.
-    fn record_normal(&self, revision: &str) {
+    pub(crate) fn record_normal(&self, revision: &str) {
         let vfs = self.vfs();
         let path = format!("{}/{NORMAL_MARKER}", self.runtime_dir_name());
         let temp = format!("{path}.{:016x}.tmp", crate::random::u64());

@@ -7,6 +7,7 @@
 //! and the workspace id. The once-per-process file-mode migration waits for the first
 //! install, and Git history for the first update, so a rejected edit changes neither.
 
+mod install;
 mod layout;
 
 use std::fs::DirBuilder;
@@ -132,13 +133,14 @@ impl Workspace {
         journal::recover(&self.vfs, self.runtime_dir)
     }
 
-    /// Install `changes` all-or-nothing (see [`journal::install`](crate::install)). The
-    /// lock must be this workspace's; it is re-verified just before the commit point.
-    pub fn install(&self, lock: &WriteLock, changes: &Changes) -> Result<Installed, Error> {
+    /// [`Workspace::install`] without a word to the committed cache, for a caller that
+    /// keeps it itself (an update) or has forgotten it.
+    pub(crate) fn install_files(&self, lock: &WriteLock, changes: &Changes) -> Result<Installed, Error> {
         self.check_lock(lock)?;
         // The once-per-process mode migration runs at the first install, not at open,
         // so that opening (and a rejected edit) changes no file mode.
         layout::migrate_modes_once(&self.vfs);
+        lock.installing();
         journal::install(&self.vfs, self.runtime_dir, changes, &|| lock.verify())
     }
 

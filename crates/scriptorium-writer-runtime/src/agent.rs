@@ -192,8 +192,9 @@ impl<'a> WriterStage<'a> {
     /// Commit one edit against the current revision. A rejected edit changes nothing and
     /// returns the transaction's error (the agent may repair and try again).
     pub fn commit(&mut self, edit: Edit) -> Result<UpdateResult, TxError> {
-        let base = self.workspace.revision()?;
-        self.commit_at(base, edit)
+        // No base: the update reads the current revision under the lock this run holds,
+        // which a revision taken here first would only repeat (a walk of the workspace).
+        self.commit_at(None, edit)
     }
 
     /// Commit the diff of a writer [`Stage`] made from this workspace, against the revision
@@ -203,11 +204,14 @@ impl<'a> WriterStage<'a> {
     /// the commit, accepted or rejected, to continue from the committed tree.
     pub fn commit_stage(&mut self, stage: &Stage) -> Result<Option<UpdateResult>, TxError> {
         let Some(edit) = stage.edit()? else { return Ok(None) };
-        self.commit_at(stage.revision().to_owned(), edit).map(Some)
+        self.commit_at(Some(stage.revision().to_owned()), edit).map(Some)
     }
 
-    fn commit_at(&mut self, base: String, edit: Edit) -> Result<UpdateResult, TxError> {
-        let mut request = UpdateRequest::new(base, edit);
+    fn commit_at(&mut self, base: Option<String>, edit: Edit) -> Result<UpdateResult, TxError> {
+        let mut request = match base {
+            Some(base) => UpdateRequest::new(base, edit),
+            None => UpdateRequest::at_current(edit),
+        };
         request.commit_message = self.message.to_owned();
         request.git_commit = self.git;
         // New citations must name the batch (archived before the run) or a source the

@@ -364,7 +364,16 @@ impl Runtime {
             return Ok(());
         }
         let changes: Changes = plan.files.into_iter().map(|file| (file.path, Some(file.bytes))).collect();
-        self.workspace.install(lock, &changes)?;
+        self.install_beside(lock, &changes)
+    }
+
+    /// A raw install between the writer's transactions, and the derived-view cache told
+    /// of it, so the next commit compares only what it wrote instead of every file.
+    fn install_beside(&self, lock: &WriteLock, changes: &Changes) -> Result<(), PassError> {
+        let installed = self.workspace.install(lock, changes)?;
+        if let Some(moved) = &installed.moved {
+            self.views().moved(moved, installed.changed.iter().map(String::as_str));
+        }
         Ok(())
     }
 
@@ -383,8 +392,7 @@ impl Runtime {
             return Ok(());
         }
         let changes: Changes = BTreeMap::from([(path, Some(bytes))]);
-        self.workspace.install(lock, &changes)?;
-        Ok(())
+        self.install_beside(lock, &changes)
     }
 
     /// The local and global organize triggers (spec 02 §2.7).

@@ -86,6 +86,8 @@ pub(crate) struct RevisionCache {
     end: Sha256,
     /// `files` is the whole listing of the last computation (false until one succeeds).
     complete: bool,
+    /// The revision that computation gave, while `complete`.
+    last: Option<String>,
 }
 
 impl std::fmt::Debug for RevisionCache {
@@ -127,17 +129,37 @@ impl RevisionCache {
         changed: impl IntoIterator<Item = &'p str>,
         known: Known<'_>,
     ) -> io::Result<String> {
+        self.after_install(root, runtime_dir, changed, known).map(|(revision, _)| revision)
+    }
+
+    /// [`Self::revision_after_install`], and whether it patched the last listing (`false`:
+    /// it walked the tree, so the revision may count changes nobody installed).
+    pub(crate) fn after_install<'p>(
+        &mut self,
+        root: &Path,
+        runtime_dir: &str,
+        changed: impl IntoIterator<Item = &'p str>,
+        known: Known<'_>,
+    ) -> io::Result<(String, bool)> {
         let hashed_at = now_ns();
         let patched = if self.complete { self.patched_listing(root, runtime_dir, changed) } else { Ok(None) };
         let result = match patched {
-            Ok(Some((listed, first_changed))) => self.hash(root, listed, first_changed, hashed_at, known),
-            Ok(None) => self.compute(root, runtime_dir, hashed_at),
+            Ok(Some((listed, first_changed))) => {
+                self.hash(root, listed, first_changed, hashed_at, known).map(|(revision, _)| (revision, true))
+            }
+            Ok(None) => self.compute(root, runtime_dir, hashed_at).map(|(revision, _)| (revision, false)),
             Err(error) => Err(error),
         };
         if result.is_err() {
             *self = RevisionCache::default();
         }
-        result.map(|(revision, _)| revision)
+        result
+    }
+
+    /// The revision of the last computation, if it succeeded: what this cache takes the
+    /// tree to be until it looks again.
+    pub(crate) fn last(&self) -> Option<&str> {
+        self.last.as_deref().filter(|_| self.complete)
     }
 
     /// The last listing with every path of `changed` taken out and put back where the
@@ -186,6 +208,7 @@ impl RevisionCache {
         known: Known<'_>,
     ) -> io::Result<(String, usize)> {
         self.complete = false;
+        self.last = None;
         let mut read = 0;
         let mut reuse = 0;
         for (old, (relative, stat)) in self.files.iter_mut().zip(&listed).take(limit) {
@@ -224,7 +247,9 @@ impl RevisionCache {
         }
         self.end = hasher.clone();
         self.complete = true;
-        Ok((hex_revision(hasher), read))
+        let revision = hex_revision(hasher);
+        self.last = Some(revision.clone());
+        Ok((revision, read))
     }
 }
 
@@ -245,6 +270,23 @@ impl crate::workspace::Workspace {
         known: Known<'_>,
     ) -> Result<String, crate::error::Error> {
         Ok(self.revision_cache().revision_after_install(self.root(), self.runtime_dir_name(), changed, known)?)
+    }
+
+    /// [`Workspace::revision_after_install`] after a raw install: `None` when the tree had
+    /// to be walked (the revision may then count changes the caches do not hold).
+    pub(crate) fn revision_after_raw_install<'p>(
+        &self,
+        changed: impl IntoIterator<Item = &'p str>,
+        known: Known<'_>,
+    ) -> Result<Option<String>, crate::error::Error> {
+        let (revision, patched) =
+            self.revision_cache().after_install(self.root(), self.runtime_dir_name(), changed, known)?;
+        Ok(patched.then_some(revision))
+    }
+
+    /// The revision this workspace last computed, while nothing has made it doubt it.
+    pub(crate) fn last_revision(&self) -> Option<String> {
+        self.revision_cache().last().map(str::to_owned)
     }
 
     /// This workspace's [`RevisionCache`], locked; one poisoned by a panic elsewhere

@@ -59,6 +59,9 @@ pub(crate) struct CommittedCache {
     /// The committed `runtime.json` at `valid_at` has a creation order: parsing the file
     /// to learn that again costs more than the rest of a one-block update.
     ordered: bool,
+    /// The write lock's stamp when the tree last matched `valid_at` under it: while the
+    /// lock has that stamp no holder installed anything (see `Workspace::install`).
+    stamp: Option<u64>,
 }
 
 impl std::fmt::Debug for CommittedCache {
@@ -126,6 +129,57 @@ impl CommittedCache {
     /// Forget the tree: called before an install, which changes it.
     pub(crate) fn invalidate(&mut self) {
         self.valid_at = None;
+    }
+
+    /// The revision the cache holds the tree at, if any.
+    pub(crate) fn valid_at(&self) -> Option<&str> {
+        self.valid_at.as_deref()
+    }
+
+    /// The committed topic files the cache holds (the tree at [`Self::valid_at`]).
+    pub(crate) fn topics(&self) -> &BTreeMap<String, Vec<u8>> {
+        &self.topics
+    }
+
+    /// Record that the tree is at [`Self::valid_at`] while the write lock has `stamp`.
+    pub(crate) fn vouch(&mut self, stamp: u64) {
+        self.stamp = Some(stamp);
+    }
+
+    /// Whether the cache is valid and was last vouched for under a lock with `stamp`.
+    pub(crate) fn vouched(&self, stamp: u64) -> bool {
+        self.valid_at.is_some() && self.stamp == Some(stamp)
+    }
+
+    /// Record a successful install that wrote no topic file and at most appended frames
+    /// to source archives (`appended`: their source ids, when there were any), after
+    /// which the tree has `revision`. `runtime_state`: whether the `runtime.json` it
+    /// wrote has a creation order, when it wrote one.
+    ///
+    /// Contract: the cache was valid for the tree the install started from. The rule for
+    /// appended frames is [`Self::installed`]'s: they can change only the units of a file
+    /// that names one of their ids, or of any file when the tree was not known normal.
+    pub(crate) fn installed_beside(
+        &mut self,
+        revision: String,
+        appended: Option<&BTreeSet<String>>,
+        runtime_state: Option<bool>,
+    ) {
+        if let Some(appended) = appended {
+            // Stale files are not in the index yet, so it cannot speak for them.
+            let none = BTreeSet::new();
+            if !self.normal || !self.stale.is_empty() || appended.iter().any(|id| self.index.cited_outside(id, &none)) {
+                self.all_stale = true;
+                self.normal = false;
+            }
+        }
+        if let Some(ordered) = runtime_state {
+            self.ordered = ordered;
+        }
+        if self.all_stale {
+            self.parsed.clear();
+        }
+        self.valid_at = Some(revision);
     }
 
     /// Whether the committed `runtime.json` of the tree at `revision` is known to have a
