@@ -125,6 +125,33 @@ impl History {
         Ok(history)
     }
 
+    /// Open history for a commit, as [`History::open_or_init`] does, but skip the check of
+    /// every object when `HEAD` still names `verified`, the commit this process verified or
+    /// published last, and the layout and ready marker are intact: a long-lived handle
+    /// then pays the full verification once, not once per commit (on ws-10k it reads every
+    /// object of the tree, most of a commit's time). Any difference verifies as at open.
+    pub fn open_verified(root: impl Into<PathBuf>, verified: Option<&str>) -> Result<History, Error> {
+        let root = root.into();
+        if let Some(verified) = verified
+            && root.is_dir()
+        {
+            let mut report = HistoryReport::default();
+            if let Ok(identity) = layout::ensure(&root, &mut report)
+                && report.repairs.is_empty()
+                && report.problems.is_empty()
+                && let Ok(repo) = open(&root)
+            {
+                let git_dir = root.join(".git");
+                let ready = std::fs::read(git_dir.join(READY_MARKER)).is_ok_and(|bytes| bytes == READY_CONTENT);
+                let history = History { root: root.clone(), git_dir, repo, identity, report };
+                if ready && history.head().as_deref() == Some(verified) {
+                    return Ok(history);
+                }
+            }
+        }
+        History::open_or_init(root)
+    }
+
     /// Open the workspace's existing history for reading, without creating, verifying or
     /// repairing anything (so a reading verb writes nothing): `None` when the workspace
     /// has no `.git/HEAD`. Commit only through [`History::open_or_init`], under the lock.

@@ -18,7 +18,6 @@ use serde_json::Value;
 
 use crate::derive::Derive;
 use crate::error::{Error, ErrorCode};
-use crate::history::History;
 use crate::journal::Changes;
 use crate::update::read_tree;
 use crate::vfs::Vfs;
@@ -121,7 +120,7 @@ impl Workspace {
         let overlay = std::collections::BTreeMap::from([(path, bytes)]);
         self.derive_into(derive, &mut topics, &overlay, false, &current, &mut changes)?;
 
-        let history = History::open_or_init(self.root()).ok();
+        let history = self.history_for_commit().ok();
         let message = format!("memory: trust source {id}");
         let prepared = match &history {
             Some(history) => history.prepare(&message, &changes).ok().flatten(),
@@ -130,7 +129,11 @@ impl Workspace {
         // Sources changed under the cached baseline: the next update re-reads it.
         self.committed_cache().invalidate();
         self.install(&lock, &changes)?;
-        let git_committed = prepared.is_some_and(|commit| commit.publish().is_ok());
+        let published = prepared.and_then(|commit| commit.publish().ok());
+        if let Some(commit) = &published {
+            self.history_published(commit);
+        }
+        let git_committed = published.is_some();
         let revision = self.revision()?;
         derive.installed(&revision);
         Ok(Promoted { source_id: id.to_owned(), promoted: true, revision, git_committed })

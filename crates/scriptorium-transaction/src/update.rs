@@ -24,7 +24,6 @@ use scriptorium_topic_markdown::{Mode, NormalizeOptions, Removal, SourceLookup, 
 use crate::derive::{CORE_REPORT_FILE, Derive, StageDelta};
 use crate::error::{Error, ErrorCode};
 use crate::evidence::evidence_records;
-use crate::history::History;
 use crate::journal::Changes;
 use crate::lock::{INTERACTIVE_LOCK_TIMEOUT, WriteLock};
 use crate::revision::{RUNTIME_STATE_FILE, is_internal_path};
@@ -166,7 +165,7 @@ impl Workspace {
         // §4.11 "on first use"); its first commit holds the memory as it was before.
         let history = match request.git_commit {
             GitMode::Off => None,
-            GitMode::On | GitMode::Auto => Some(History::open_or_init(self.root())?),
+            GitMode::On | GitMode::Auto => Some(self.history_for_commit()?),
         };
         // The tree changes from here on: the cache learns the result only after the install.
         cache.invalidate();
@@ -179,7 +178,12 @@ impl Workspace {
         let installed = self.install_files(lock, &changes)?;
         crate::crashpoint!("history.before_publish");
         let (git_committed, git_commit) = match prepared.map(|commit| commit.publish()).transpose() {
-            Ok(id) => (id.is_some(), id),
+            Ok(id) => {
+                if let Some(id) = &id {
+                    self.history_published(id);
+                }
+                (id.is_some(), id)
+            }
             Err(error) if request.git_commit == GitMode::On => {
                 return Err(error.with_detail("memory_committed", true).with_detail("git_committed", false));
             }

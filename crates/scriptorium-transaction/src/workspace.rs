@@ -38,6 +38,8 @@ pub struct Workspace {
     /// The committed topics, their units and baseline as of the last update, so the next
     /// one re-reads and re-parses only what changed (`update/stage/committed.rs`).
     pub(crate) committed_cache: std::sync::Mutex<crate::update::CommittedCache>,
+    /// The history commit this handle last verified or published (`History::open_verified`).
+    verified_history: std::sync::Mutex<Option<String>>,
 }
 
 impl Workspace {
@@ -70,7 +72,22 @@ impl Workspace {
             workspace_id,
             revision_cache: Default::default(),
             committed_cache: Default::default(),
+            verified_history: Default::default(),
         })
+    }
+
+    /// History for a commit under the lock, verified in full once per handle: later
+    /// commits skip the object check while `HEAD` is the commit this handle last saw.
+    pub(crate) fn history_for_commit(&self) -> Result<crate::History, Error> {
+        let mut verified = self.verified_history.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let history = crate::History::open_verified(self.root(), verified.as_deref())?;
+        *verified = history.head();
+        Ok(history)
+    }
+
+    /// Record that this handle published `commit`, so the next commit trusts it.
+    pub(crate) fn history_published(&self, commit: &str) {
+        *self.verified_history.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(commit.to_owned());
     }
 
     /// The workspace root.

@@ -4,6 +4,7 @@
 use scriptorium_archive_format::{MemoryTree, SourceRecord, parse_bytes, plan_append};
 
 use super::*;
+use crate::History;
 use crate::NoDerivedViews;
 use crate::test_support::{TempDir, write_tree};
 

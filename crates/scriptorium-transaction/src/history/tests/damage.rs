@@ -248,3 +248,32 @@ fn verify_on_a_healthy_repository_is_clean() -> TestResult {
     assert_fsck_clean(dir.path(), "after the index rebuild");
     Ok(())
 }
+
+#[test]
+fn open_verified_trusts_only_the_head_it_verified() -> TestResult {
+    let dir = TempDir::new("history-open-verified");
+    let root = dir.path();
+    sample(root);
+    let history = History::open_or_init(root)?;
+    let verified = history.head().ok_or("head")?;
+    drop(history);
+    // An empty index is what a power loss leaves; a full open rebuilds it from HEAD.
+    let lost_index = root.join(".git/index");
+    std::fs::File::create(&lost_index)?;
+
+    let trusted = History::open_verified(root, Some(&verified))?;
+    assert!(trusted.report().is_clean(), "HEAD is the verified commit: no check runs");
+    assert_eq!(std::fs::metadata(&lost_index)?.len(), 0, "nothing was repaired");
+    drop(trusted);
+
+    let other = History::open_verified(root, Some(&"0".repeat(40)))?;
+    assert!(!other.report().repairs.is_empty(), "another HEAD verifies in full");
+    assert!(std::fs::metadata(&lost_index)?.len() > 0, "and repairs");
+    drop(other);
+
+    std::fs::File::create(&lost_index)?;
+    let unknown = History::open_verified(root, None)?;
+    assert!(!unknown.report().repairs.is_empty(), "no verified commit verifies in full");
+    assert_fsck_clean(root, "after the full open");
+    Ok(())
+}
