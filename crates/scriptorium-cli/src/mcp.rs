@@ -62,10 +62,10 @@ fn serve(server: &protocol::Server) -> Result<(), CliError> {
         if line.trim().is_empty() {
             continue;
         }
-        if let Some(reply) = server.handle_line(&line) {
-            if !write_line(&mut stdout, &reply)? {
-                return Ok(());
-            }
+        if let Some(reply) = server.handle_line(&line)
+            && !write_line(&mut stdout, &reply)?
+        {
+            return Ok(());
         }
     }
     Ok(())
