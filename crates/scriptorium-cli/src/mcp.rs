@@ -26,15 +26,18 @@ pub(crate) fn run(args: &McpArgs) -> Result<Outcome, CliError> {
         eprintln!("scriptorium mcp: config warning: {}", warning.message);
     }
     let sessions = args.sessions.as_deref().map(crate::workspace::expand_home);
-    let resolver = Resolver::new(loaded.config, root.clone(), sessions);
-    let backend: Arc<dyn MemoryBackend> = resolver.backend();
-    eprintln!("scriptorium mcp: backend {} on {}", backend.name(), root.display());
-    // `initialize` only records the session; the index warms on the first search, so the
-    // initialize reply never waits for it.
-    backend.initialize("mcp");
-    let server = protocol::Server::new(Arc::clone(&backend), root);
+    // Opening the backend and `initialize` can take a second on a large workspace; they
+    // run on their own thread so the initialize reply never waits for them.
+    let backend_root = root.clone();
+    let warming = std::thread::spawn(move || {
+        let backend: Arc<dyn MemoryBackend> = Resolver::new(loaded.config, backend_root.clone(), sessions).backend();
+        eprintln!("scriptorium mcp: backend {} on {}", backend.name(), backend_root.display());
+        backend.initialize("mcp");
+        backend
+    });
+    let server = protocol::Server::new(warming, root);
     let result = serve(&server);
-    for failure in backend.shutdown() {
+    for failure in server.backend().shutdown() {
         eprintln!("scriptorium mcp: shutdown: session {} not written: {}", failure.session_id, failure.failure.reason);
     }
     result.map(|()| Outcome::Clean)

@@ -2,10 +2,11 @@
 //! answers (initialize, ping, tools/list, tools/call, resources/list, resources/read).
 
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::thread::JoinHandle;
 
-use scriptorium_backend_api::{Caller, MemoryBackend};
+use scriptorium_backend_api::{Caller, MemoryBackend, NullBackend};
 use serde_json::{Map, Value, json};
 
 /// JSON-RPC: the line is not JSON.
@@ -24,9 +25,11 @@ const PROTOCOL_VERSIONS: &[&str] = &["2025-06-18", "2025-03-26", "2024-11-05"];
 /// The one resource: the rendered always-on memory.
 const CORE_URI: &str = "memory://core";
 
-/// The server state: the warm backend, the workspace root and a call counter for origins.
+/// The server state: the backend (being opened on its thread until first needed), the
+/// workspace root and a call counter for origins.
 pub(crate) struct Server {
-    backend: Arc<dyn MemoryBackend>,
+    warming: Mutex<Option<JoinHandle<Arc<dyn MemoryBackend>>>>,
+    backend: OnceLock<Arc<dyn MemoryBackend>>,
     root: PathBuf,
     calls: AtomicU64,
 }
@@ -37,9 +40,24 @@ pub(crate) fn parse_error() -> Value {
 }
 
 impl Server {
-    /// A server over `backend`, whose workspace is `root`.
-    pub(crate) fn new(backend: Arc<dyn MemoryBackend>, root: PathBuf) -> Self {
-        Server { backend, root, calls: AtomicU64::new(0) }
+    /// A server over the backend `warming` opens, whose workspace is `root`.
+    pub(crate) fn new(warming: JoinHandle<Arc<dyn MemoryBackend>>, root: PathBuf) -> Self {
+        Server { warming: Mutex::new(Some(warming)), backend: OnceLock::new(), root, calls: AtomicU64::new(0) }
+    }
+
+    /// The backend, waiting for its thread the first time. A thread that died (a bug)
+    /// leaves the disabled backend, so the server still answers.
+    pub(crate) fn backend(&self) -> &Arc<dyn MemoryBackend> {
+        self.backend.get_or_init(|| {
+            let handle = self.warming.lock().ok().and_then(|mut slot| slot.take());
+            match handle.map(JoinHandle::join) {
+                Some(Ok(backend)) => backend,
+                _ => {
+                    eprintln!("scriptorium mcp: the backend could not be opened; serving no tools");
+                    Arc::new(NullBackend)
+                }
+            }
+        })
     }
 
     /// The reply to one line, or `None` for a notification (or a client's response).
@@ -81,7 +99,7 @@ impl Server {
 
     fn tools_list(&self) -> Value {
         let tools: Vec<Value> = self
-            .backend
+            .backend()
             .tools()
             .iter()
             .map(|spec| {
@@ -102,7 +120,7 @@ impl Server {
             .get("name")
             .and_then(Value::as_str)
             .ok_or_else(|| (INVALID_PARAMS, "tools/call needs a string name".to_owned()))?;
-        if !self.backend.tools().iter().any(|spec| spec.name == name) {
+        if !self.backend().tools().iter().any(|spec| spec.name == name) {
             return Err((INVALID_PARAMS, format!("unknown tool: {name}")));
         }
         let arguments = match params.get("arguments") {
@@ -110,13 +128,13 @@ impl Server {
             Some(arguments) => arguments.clone(),
         };
         let n = self.calls.fetch_add(1, Ordering::Relaxed) + 1;
-        let answer = self.backend.call_tool(name, &arguments, &Caller::local_owner(format!("mcp/{n}")));
+        let answer = self.backend().call_tool(name, &arguments, &Caller::local_owner(format!("mcp/{n}")));
         let is_error = is_tx_error(&answer);
         Ok(json!({"content": [{"type": "text", "text": answer}], "isError": is_error}))
     }
 
     fn resources_list(&self) -> Value {
-        if self.backend.tools().is_empty() {
+        if self.backend().tools().is_empty() {
             return json!({"resources": []});
         }
         json!({"resources": [{
@@ -129,7 +147,7 @@ impl Server {
 
     fn resources_read(&self, params: &Value) -> Result<Value, (i64, String)> {
         let uri = params.get("uri").and_then(Value::as_str).unwrap_or_default();
-        if uri != CORE_URI || self.backend.tools().is_empty() {
+        if uri != CORE_URI || self.backend().tools().is_empty() {
             return Err((RESOURCE_NOT_FOUND, format!("resource not found: {uri}")));
         }
         // A workspace without a rendered core.md reads as empty text, not an error.
