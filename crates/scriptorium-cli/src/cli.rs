@@ -45,6 +45,11 @@ pub(crate) enum Command {
     ///
     /// Exit status: 0 (also when there is no `topics/core.md`), 2 on bad usage or an unreadable workspace.
     Core(CoreArgs),
+    /// Serve the memory tools over the Model Context Protocol on stdin/stdout
+    /// (newline-delimited JSON-RPC; logs on stderr) until stdin closes.
+    ///
+    /// Exit status: 0 at end of input, 2 on bad usage or when stdin/stdout fail.
+    Mcp(McpArgs),
     /// Search topics and sources with BM25 (the persistent index in
     /// `.scriptorium/retrieval-index.bin`, refreshed from the files first).
     ///
@@ -310,4 +315,18 @@ pub(crate) struct InitArgs {
     /// The workspace root to create (default as for `check`).
     #[arg(long, value_name = "DIR")]
     pub(crate) workspace: Option<PathBuf>,
+}
+
+/// Arguments of `mcp`.
+#[derive(Debug, Args)]
+pub(crate) struct McpArgs {
+    /// The workspace root (default as for `check`; created on the first write).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) workspace: Option<PathBuf>,
+    /// The session store the write hook reads (none by default).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) sessions: Option<PathBuf>,
+    /// The configuration file (default `$SCRIPTORIUM_CONFIG`, else the user's config.toml).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) config: Option<PathBuf>,
 }

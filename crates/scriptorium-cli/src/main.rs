@@ -29,6 +29,7 @@ mod grep;
 mod init;
 mod legacy;
 mod listing;
+mod mcp;
 mod model;
 mod output;
 mod relative;
@@ -95,6 +96,7 @@ fn run(cli: Cli) -> Result<Outcome, CliError> {
         Command::Check(args) => check::run(&args),
         Command::Status(args) => status::run(&args),
         Command::Core(args) => core_cmd::run(&args),
+        Command::Mcp(args) => mcp::run(&args),
         Command::Update(args) => transaction::update(&args),
         Command::History(args) => transaction::history(&args),
         Command::Restore(args) => transaction::restore(&args),

@@ -8,6 +8,7 @@ mod check_topics;
 mod crash_pipeline;
 mod example_workspace;
 mod listing;
+mod mcp;
 mod newcomer;
 mod search;
 mod transaction;
