@@ -9,8 +9,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use clap::Args;
-use scriptorium_archive_format::source_anchor;
-use scriptorium_retrieval::{Bm25Options, ErrorCode, Filters, Hit, INDEX_TOP_K_MAX, Index, MemoryEvent, Score};
+use scriptorium_retrieval::{Bm25Options, ErrorCode, Filters, Hit, INDEX_TOP_K_MAX, Index, Score, hit_anchor};
 use serde_json::{Map, Value, json};
 
 use crate::Outcome;
@@ -121,22 +120,6 @@ fn retrieval_error_of(code: ErrorCode, message: &str) -> CliError {
     CliError::new(CliErrorCode::BadQuery, format!("{code}: {message}"))
 }
 
-/// Where a hit points: `#^<block id>` for a topic claim (decision 3), `#source-…` for a
-/// source record with an id, else `:<line>`.
-pub(crate) fn anchor(event: &MemoryEvent) -> String {
-    let anonymous = event.event_id.starts_with("lex_");
-    if !event.is_source() {
-        match event.event_id.rsplit_once(':') {
-            Some((block, _)) if !anonymous => format!("#^{block}"),
-            _ => format!(":{}", event.line),
-        }
-    } else if anonymous {
-        format!(":{}", event.line)
-    } else {
-        format!("#{}", source_anchor(&event.event_id))
-    }
-}
-
 fn human(query: &str, hits: &[Hit]) -> String {
     if hits.is_empty() {
         return format!("no results for {query:?}\n");
@@ -160,7 +143,7 @@ fn human(query: &str, hits: &[Hit]) -> String {
             about.push(format!("record {}", event.trust_state.as_str()));
         }
         about.push(format!("score {:.6}", hit.score.value()));
-        out.push_str(&format!("{rank}. {}{}  ({})\n", event.path, anchor(event), about.join(", ")));
+        out.push_str(&format!("{rank}. {}{}  ({})\n", event.path, hit_anchor(event), about.join(", ")));
         for line in event.content.lines() {
             out.push_str(&format!("   {line}\n"));
         }
@@ -177,7 +160,7 @@ fn hit_json(hit: &Hit) -> Value {
     };
     put("event_id", json!(event.event_id));
     put("path", json!(event.path));
-    put("anchor", json!(anchor(event)));
+    put("anchor", json!(hit_anchor(event)));
     put("line", json!(event.line));
     put("headings", json!(event.headings));
     put("date", json!(event.date));

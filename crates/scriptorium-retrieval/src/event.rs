@@ -1,7 +1,7 @@
 //! `MemoryEvent`: one searchable unit of the workspace (spec 02 §6.1), built from a
 //! topic claim, a v2 source frame or a legacy source record.
 
-use scriptorium_archive_format::{SourceEvent, TrustState, is_v2_source_path};
+use scriptorium_archive_format::{SourceEvent, TrustState, is_v2_source_path, source_anchor};
 use scriptorium_topic_markdown::TopicEvent;
 use scriptorium_transaction::{FileClass, classify};
 
@@ -114,6 +114,23 @@ pub(crate) fn topic_memory_event(event: TopicEvent) -> MemoryEvent {
     out
 }
 
+/// Where a hit points inside its file, as every surface prints it: `#^<block id>` for a
+/// topic claim (decision 3: no `:<n>` claim suffix), `#source-<16 hex>` for a source
+/// record with an id, `:<line>` for an anonymous (`lex_…`) event.
+pub fn hit_anchor(event: &MemoryEvent) -> String {
+    let anonymous = event.event_id.starts_with("lex_");
+    if !event.is_source() {
+        match event.event_id.rsplit_once(':') {
+            Some((block, _)) if !anonymous => format!("#^{block}"),
+            _ => format!(":{}", event.line),
+        }
+    } else if anonymous {
+        format!(":{}", event.line)
+    } else {
+        format!("#{}", source_anchor(&event.event_id))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -136,5 +153,20 @@ mod tests {
         assert!(!event.is_source());
         assert_eq!(Trust::Pending.as_str(), "pending");
         assert_eq!(Trust::from(TrustState::Trusted), Trust::Trusted);
+    }
+
+    #[test]
+    fn hit_anchors_follow_the_event_class() {
+        let anchor = |id: &str, path: &str| hit_anchor(&topic_event(id.into(), path, 7, Vec::new()));
+        // A topic claim links to its block, whatever its claim suffix (decision 3).
+        assert_eq!(anchor("f888f60e:1", "topics/x.md"), "#^f888f60e");
+        assert_eq!(anchor("f888f60e:12", "topics/a/b.md"), "#^f888f60e");
+        // Anonymous events, and a topic id without a claim part, point at their line.
+        assert_eq!(anchor("lex_3f:1", "topics/x.md"), ":7");
+        assert_eq!(anchor("f888f60e", "topics/x.md"), ":7");
+        assert_eq!(anchor("lex_9a", "sources/D1.md"), ":7");
+        // A source record links to its frame anchor.
+        let id = "telegram/group-100/m1";
+        assert_eq!(anchor(id, "sources/telegram/_v2/group-100.md"), format!("#{}", source_anchor(id)));
     }
 }

@@ -87,7 +87,7 @@ pub use crate::cache::{CACHE_FORMAT_VERSION, CACHE_OLDEST_SUPPORTED_VERSION, CAC
 pub use crate::collect::file_events;
 pub use crate::embed::{EmbedError, Embedder};
 pub use crate::error::{Error, ErrorCode};
-pub use crate::event::{FileKind, MemoryEvent, Trust, source_memory_event};
+pub use crate::event::{FileKind, MemoryEvent, Trust, hit_anchor, source_memory_event};
 pub use crate::filter::{Filters, event_matches_path_prefix, normalize_path_prefix};
 pub use crate::fusion::{RRF_K, reciprocal_rank_fusion};
 pub use crate::grep::{

@@ -1,8 +1,7 @@
 //! `memory_search` (spec 02 §7, §6.5): ranked search through the warm index, every hit
 //! labelled with its trust state (decision 8) and linked by its block or source anchor.
 
-use scriptorium_archive_format::source_anchor;
-use scriptorium_retrieval::{Filters, MemoryEvent, Method, SearchRequest, matches_query, search};
+use scriptorium_retrieval::{Filters, MemoryEvent, Method, SearchRequest, hit_anchor, matches_query, search};
 use serde_json::Value;
 
 use super::output::{Args, tx_error};
@@ -77,7 +76,7 @@ fn run_checked(host: &Host<'_>, arguments: &Value) -> Result<String, crate::Erro
 fn render_hit(event: &MemoryEvent) -> String {
     let trust =
         if event.is_source() { speaker_line(event) } else { format!("trust_state: {}", event.trust_state.as_str()) };
-    format!("--- {}{}\n{trust}\n{}", event.path, anchor(event), sanitize_context(&event.content))
+    format!("--- {}{}\n{trust}\n{}", event.path, hit_anchor(event), sanitize_context(&event.content))
 }
 
 /// A source hit's `speaker:` line: compact JSON in the spec's key order, `trust_state`
@@ -93,20 +92,4 @@ fn speaker_line(event: &MemoryEvent) -> String {
         Value::from(event.trust_state.as_str()),
         tier
     )
-}
-
-/// Where a hit points: `#^<block id>` for a topic claim (decision 3: no claim suffix),
-/// `#source-<16 hex>` for a source record, `:<line>` for an anonymous line.
-pub(super) fn anchor(event: &MemoryEvent) -> String {
-    let anonymous = event.event_id.starts_with("lex_");
-    if !event.is_source() {
-        match event.event_id.rsplit_once(':') {
-            Some((block, _)) if !anonymous => format!("#^{block}"),
-            _ => format!(":{}", event.line),
-        }
-    } else if anonymous {
-        format!(":{}", event.line)
-    } else {
-        format!("#{}", source_anchor(&event.event_id))
-    }
 }
