@@ -11,6 +11,8 @@ mod listing;
 mod mcp;
 mod newcomer;
 mod search;
+mod serve_client;
+mod serve_routes;
 mod transaction;
 mod views;
 mod writer;
