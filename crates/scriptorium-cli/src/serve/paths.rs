@@ -55,7 +55,10 @@ pub(crate) fn relative(raw: &str) -> Result<String, ApiError> {
 /// A topic file path: `relative` checked, under `topics/`, ending in `.md`, and not the
 /// `topics` directory itself (403 otherwise).
 pub(crate) fn topic(raw_under_topics: &str) -> Result<String, ApiError> {
-    let path = relative(&format!("topics/{raw_under_topics}"))?;
+    // Checked alone first, so an absolute spelling (`%2Fetc%2Fpasswd`) is refused rather
+    // than read as a name under `topics/`.
+    let under = relative(raw_under_topics)?;
+    let path = format!("topics/{under}");
     if !path.starts_with("topics/") || !path.ends_with(".md") {
         return Err(ApiError::forbidden(OUTSIDE, "only topics/**.md files can be read or edited here"));
     }
@@ -148,6 +151,8 @@ mod tests {
         assert!(topic("../sources/x.md").is_err());
         assert!(topic("x.txt").is_err());
         assert!(topic("").is_err());
+        assert!(topic("%2Fetc%2Fpasswd.md").is_err());
+        assert!(topic("/etc/passwd.md").is_err());
         assert_eq!(topic("people/ada.md").ok().as_deref(), Some("topics/people/ada.md"));
     }
 }

@@ -80,6 +80,9 @@ pub(crate) async fn validate(State(state): AppState, body: JsonBody) -> Result<R
     if !path.starts_with("topics/") || !path.ends_with(".md") {
         return Err(ApiError::forbidden(paths::OUTSIDE, "only topics/**.md files can be edited"));
     }
+    if paths::crosses_link(&state.root, &path) {
+        return Err(ApiError::forbidden(paths::OUTSIDE, "the path goes through a symbolic link"));
+    }
     let content = required_text(&body, "content")?.to_owned();
     let outcome = blocking(move || {
         hand_edit::change(&path, Some(content)).and_then(|change| hand_edit::dry_run(&state, vec![change]))

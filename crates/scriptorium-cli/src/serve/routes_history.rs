@@ -117,6 +117,9 @@ pub(crate) async fn restore(State(state): AppState, body: JsonBody) -> Result<Re
     if !path.starts_with("topics/") || !path.ends_with(".md") {
         return Err(ApiError::forbidden(paths::OUTSIDE, "only topics/**.md files can be restored"));
     }
+    if paths::crosses_link(&state.root, &path) {
+        return Err(ApiError::forbidden(paths::OUTSIDE, "the path goes through a symbolic link"));
+    }
     let commit = required_text(&body, "commit")?.to_owned();
     let outcome = blocking(move || -> Result<Option<Value>, Error> {
         let history = History::open_existing(&state.root)?

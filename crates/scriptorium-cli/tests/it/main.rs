@@ -12,6 +12,8 @@ mod mcp;
 mod newcomer;
 mod search;
 mod serve_client;
+mod serve_disabled;
+mod serve_hostile;
 mod serve_routes;
 mod transaction;
 mod views;
