@@ -11,6 +11,9 @@ use crate::serve_routes::{example_server, herbs};
 
 type Result<T = ()> = std::result::Result<T, BoxError>;
 
+/// A named request variant: its headers, and the status and code it must get.
+type Case<'a> = (&'a str, Vec<(&'a str, String)>, u16, &'a str);
+
 #[test]
 fn requests_without_the_token_or_from_elsewhere_are_refused() -> Result {
     let dir = TempDir::new()?;
@@ -19,7 +22,7 @@ fn requests_without_the_token_or_from_elsewhere_are_refused() -> Result {
     let auth = format!("Bearer {}", server.token);
     let before = tree_hash(&server.workspace, false)?;
 
-    let cases: Vec<(&str, Vec<(&str, String)>, u16, &str)> = vec![
+    let cases: Vec<Case<'_>> = vec![
         ("no token", vec![("Host", host.clone())], 401, "CLI_HTTP_UNAUTHORIZED"),
         (
             "wrong token",
