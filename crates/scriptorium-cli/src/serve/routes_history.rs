@@ -22,7 +22,7 @@ type AppState = State<Arc<Shared>>;
 const HISTORY_WALK: usize = 10_000;
 /// The default and largest `limit` of `GET /api/memory/history`.
 const DEFAULT_LIMIT: usize = 50;
-const MAX_LIMIT: usize = 1_000;
+const MAX_LIMIT: usize = HISTORY_WALK;
 
 /// `GET /api/memory/history?path=P&limit=N`: the commits that changed `P` (every commit
 /// without `path`), newest first: `[{commit, time, iso_time, message, changed}]`.

@@ -14,6 +14,7 @@ mod search;
 mod serve_client;
 mod serve_disabled;
 mod serve_hostile;
+mod serve_load;
 mod serve_routes;
 mod transaction;
 mod views;
