@@ -94,6 +94,7 @@ fn p99(sorted: &[Duration]) -> Duration {
 }
 
 #[test]
+#[allow(clippy::print_stdout, reason = "the load figures are the report (run with --nocapture)")]
 fn thirty_two_clients_lose_no_update() -> Result<(), BoxError> {
     let seconds: u64 = std::env::var("SCRIPTORIUM_LOAD_SECONDS").ok().and_then(|s| s.parse().ok()).unwrap_or(3);
     let dir = TempDir::new()?;
