@@ -37,9 +37,9 @@ fn root() -> PathBuf {
 }
 
 fn binary() -> PathBuf {
-    let path = std::env::var_os("SCRIPTORIUM_BIN").map(PathBuf::from).unwrap_or_else(|| {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/release/scriptorium")
-    });
+    let path = std::env::var_os("SCRIPTORIUM_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/release/scriptorium"));
     assert!(path.exists(), "{} is missing: run `cargo build --release -p scriptorium-cli` first", path.display());
     path
 }

@@ -68,7 +68,10 @@ impl Server {
     pub(crate) fn start(workspace: &Path, extra: &[&str], env: &[(&str, &str)]) -> Result<Server, BoxError> {
         let home = workspace.parent().ok_or("workspace has a parent")?;
         let mut cmd = scriptorium(home);
-        cmd.arg("serve").arg("--workspace").arg(workspace).args(["--addr", "127.0.0.1:0"]).args(extra);
+        cmd.arg("serve").arg("--workspace").arg(workspace).args(extra);
+        if !extra.contains(&"--addr") {
+            cmd.args(["--addr", "127.0.0.1:0"]);
+        }
         cmd.env_remove("SCRIPTORIUM_BACKEND").env("SCRIPTORIUM_CONFIG", home.join("no-config.toml"));
         for (key, value) in env {
             cmd.env(key, value);

@@ -274,3 +274,38 @@ fn path_traversal_in_every_form_is_forbidden_and_changes_nothing() -> Result {
     assert_eq!(tree_hash(&outside, true)?, outside_before, "a file outside the workspace changed");
     Ok(())
 }
+
+#[test]
+fn binding_beyond_loopback_needs_the_flag_and_warns() -> Result {
+    let dir = TempDir::new()?;
+    let ws = dir.path().join("memory");
+    crate::copy_tree(&crate::example_workspace(), &ws)?;
+    let refused = crate::run(
+        crate::scriptorium(dir.path())
+            .args(["serve", "--addr", "0.0.0.0:0", "--workspace"])
+            .arg(&ws)
+            .env("SCRIPTORIUM_CONFIG", dir.path().join("no-config.toml")),
+    )?;
+    assert_eq!(refused.code, Some(2), "{}", refused.stderr);
+    assert!(
+        refused.stderr.starts_with("error[CLI_USAGE]: ") && refused.stderr.contains("--allow-non-loopback"),
+        "{}",
+        refused.stderr
+    );
+    assert!(!ws.join(".scriptorium/http-token").exists(), "a refused start keeps no token");
+
+    let server = crate::serve_client::Server::start(&ws, &["--addr", "0.0.0.0:0", "--allow-non-loopback"], &[])?;
+    let log = server.stderr.lock().map(|l| l.clone()).unwrap_or_default();
+    assert!(log.contains("warning: listening on 0.0.0.0:0, not loopback"), "{log}");
+    // Loopback names still pass the Host guard; a foreign name still does not.
+    assert_eq!(server.get("/api/memory/status")?.status, 200);
+    let auth = format!("Bearer {}", server.token);
+    let foreign = server.raw(
+        "GET",
+        "/api/memory/status",
+        &[("Host", &format!("evil.example:{}", server.addr.port())), ("Authorization", &auth)],
+        None,
+    )?;
+    assert_eq!(foreign.status, 403);
+    Ok(())
+}
