@@ -18,18 +18,20 @@ mod tests {
 
     use super::DOCUMENT;
 
-    /// `(METHOD, path)` of every `.route("…", get(…).put(…))` line of a route table's source.
+    /// `(METHOD, path)` of every `.route("…", get(…).put(…))` call of a route table's
+    /// source, however rustfmt wraps it.
     fn routes_in(source: &str) -> BTreeSet<(String, String)> {
         let mut found = BTreeSet::new();
-        for line in source.lines().map(str::trim) {
-            let Some(rest) = line.strip_prefix(".route(\"") else { continue };
+        for chunk in source.split(".route(").skip(1) {
+            let Some(rest) = chunk.trim_start().strip_prefix('"') else { continue };
             let Some((path, handlers)) = rest.split_once('"') else { continue };
             // axum's catch-all `{*path}` is OpenAPI's `{path}`.
             let path = path.replace("{*", "{");
             for method in ["get", "post", "put", "delete", "patch"] {
                 let call = format!("{method}(");
-                let named =
-                    handlers.match_indices(&call).any(|(at, _)| at == 0 || handlers[..at].ends_with(['.', ' ', ',']));
+                let named = handlers
+                    .match_indices(&call)
+                    .any(|(at, _)| handlers[..at].ends_with(|c: char| c == '.' || c == ',' || c.is_whitespace()));
                 if named {
                     found.insert((method.to_uppercase(), path.clone()));
                 }
@@ -62,6 +64,10 @@ mod tests {
         let table = r#"
             .route("/a/{*path}", get(x::get).put(x::put).delete(x::delete))
             .route("/b", post(y::target))
+            .route(
+                "/c",
+                get(|| async { forget(1) }),
+            )
         "#;
         let found: Vec<_> = routes_in(table).into_iter().collect();
         assert_eq!(
@@ -69,6 +75,7 @@ mod tests {
             [
                 ("DELETE".to_owned(), "/a/{path}".to_owned()),
                 ("GET".to_owned(), "/a/{path}".to_owned()),
+                ("GET".to_owned(), "/c".to_owned()),
                 ("POST".to_owned(), "/b".to_owned()),
                 ("PUT".to_owned(), "/a/{path}".to_owned()),
             ]
