@@ -20,6 +20,7 @@ mod routes_contract;
 mod routes_evidence;
 mod routes_history;
 mod routes_memory;
+mod routes_search;
 mod routes_topics;
 mod state;
 mod token;

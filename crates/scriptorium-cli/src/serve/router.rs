@@ -14,7 +14,8 @@ use axum::routing::{get, post};
 use super::error::{ApiError, METHOD_NOT_ALLOWED, NOT_FOUND};
 use super::state::State;
 use super::{
-    auth, disabled, guard, openapi, routes_contract, routes_evidence, routes_history, routes_memory, routes_topics, web,
+    auth, disabled, guard, openapi, routes_contract, routes_evidence, routes_history, routes_memory, routes_search,
+    routes_topics, web,
 };
 
 /// The whole application.
@@ -34,6 +35,7 @@ pub(crate) fn app(state: Arc<State>, max_body: usize) -> Router {
         .route("/api/memory/history", get(routes_history::history))
         .route("/api/memory/diff", get(routes_history::diff))
         .route("/api/memory/restore", post(routes_history::restore))
+        .route("/api/memory/search", get(routes_search::search))
         .route("/api/memory/source", get(routes_evidence::source))
         .route("/api/memory/validate", post(routes_evidence::validate))
         .route("/api/memory/context", get(routes_contract::context))

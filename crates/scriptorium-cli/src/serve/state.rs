@@ -35,6 +35,8 @@ pub(crate) struct State {
     owner: Mutex<Option<Arc<Workspace>>>,
     /// Numbers requests, for the origin id of tool calls.
     counter: AtomicU64,
+    /// The page's search index.
+    pub(crate) search: super::routes_search::SearchIndex,
 }
 
 impl State {
@@ -60,6 +62,7 @@ impl State {
             store: Mutex::new(None),
             owner: Mutex::new(None),
             counter: AtomicU64::new(0),
+            search: super::routes_search::SearchIndex::default(),
         }
     }
 

@@ -364,3 +364,29 @@ fn tool_errors_keep_the_tx_error_body() -> Result {
     assert!(body["error"]["message"].is_string());
     Ok(())
 }
+
+#[test]
+fn search_ranks_with_the_page_filters() -> Result {
+    let dir = TempDir::new()?;
+    let server = example_server(&dir, &[])?;
+    let all = server.get("/api/memory/search?q=tomatoes")?;
+    assert_eq!(all.status, 200, "{}", all.text());
+    let rows = all.json()["results"].as_array().ok_or("results")?.clone();
+    assert!(rows.iter().any(|r| r["path"] == "topics/garden/raised-bed.md"), "{}", all.text());
+    assert!(rows.iter().any(|r| r["path"].as_str().is_some_and(|p| p.starts_with("sources/"))), "sources too");
+    assert!(rows.iter().all(|r| r["trust_state"].is_string() && r["anchor"].is_string()));
+    let topics = server.get("/api/memory/search?q=tomatoes&path_prefix=topics/")?.json();
+    let topic_rows = topics["results"].as_array().ok_or("results")?;
+    assert!(
+        !topic_rows.is_empty()
+            && topic_rows.iter().all(|r| r["path"].as_str().is_some_and(|p| p.starts_with("topics/")))
+    );
+    let one = server.get("/api/memory/search?q=tomatoes&top_k=1")?.json();
+    assert_eq!(one["results"].as_array().map(Vec::len), Some(1));
+    let late = server.get("/api/memory/search?q=tomatoes&date_from=2030-01-01")?.json();
+    assert_eq!(late["results"], json!([]), "{late}");
+    assert_eq!(server.get("/api/memory/search?q=tomatoes&date_from=2026-99")?.status, 400);
+    assert_eq!(server.get("/api/memory/search?q=tomatoes&top_k=0")?.status, 400);
+    assert_eq!(server.get("/api/memory/search")?.status, 400);
+    Ok(())
+}
