@@ -129,6 +129,12 @@ const ALLOWED_EXTERNAL: &[(&str, &[&str])] = &[
             // SIGINT/SIGTERM during `update`: a safe flag handler, so the CLI can finish or
             // cancel the install and say which happened (`#![forbid(unsafe_code)]`).
             "signal-hook",
+            // `serve`: the HTTP API on loopback (05-dependencies §A8: axum + tokio in the CLI
+            // crate only; the layers below stay synchronous).
+            "axum",
+            "tokio",
+            // `serve`'s history diff: the unified diff of one file between two revisions.
+            "similar",
         ],
     ),
 ];

@@ -50,6 +50,12 @@ pub(crate) enum Command {
     ///
     /// Exit status: 0 at end of input, 2 on bad usage or when stdin/stdout fail.
     Mcp(McpArgs),
+    /// Serve the memory over HTTP on loopback (the `/api/memory/*` routes, the backend
+    /// contract for agent runtimes, `/api/openapi.json` and the web page at `/`), behind a
+    /// bearer token kept in the runtime directory, until SIGINT or SIGTERM.
+    ///
+    /// Exit status: 0 after a signal, 2 on bad usage or when the address cannot be bound.
+    Serve(crate::serve::ServeArgs),
     /// Search topics and sources with BM25 (the persistent index in
     /// `.scriptorium/retrieval-index.bin`, refreshed from the files first).
     ///

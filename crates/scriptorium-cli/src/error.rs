@@ -30,6 +30,8 @@ pub(crate) enum CliErrorCode {
     InitFailed,
     /// A bug: the program panicked.
     Internal,
+    /// `serve`: the address cannot be bound, the token file cannot be kept, or the server failed.
+    HttpServeFailed,
 }
 
 impl CliErrorCode {
@@ -46,6 +48,7 @@ impl CliErrorCode {
         Self::BadQuery,
         Self::InitFailed,
         Self::Internal,
+        Self::HttpServeFailed,
     ];
 
     /// The stable string form, for example `"CLI_FILE_NOT_FOUND"`.
@@ -61,6 +64,7 @@ impl CliErrorCode {
             Self::BadQuery => "CLI_BAD_QUERY",
             Self::InitFailed => "CLI_INIT_FAILED",
             Self::Internal => "CLI_INTERNAL",
+            Self::HttpServeFailed => "CLI_HTTP_SERVE_FAILED",
         }
     }
 }

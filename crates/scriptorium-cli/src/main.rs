@@ -35,6 +35,7 @@ mod output;
 mod relative;
 mod rewritten_sources;
 mod search;
+mod serve;
 mod status;
 mod topics;
 mod transaction;
@@ -97,6 +98,7 @@ fn run(cli: Cli) -> Result<Outcome, CliError> {
         Command::Status(args) => status::run(&args),
         Command::Core(args) => core_cmd::run(&args),
         Command::Mcp(args) => mcp::run(&args),
+        Command::Serve(args) => serve::run(&args),
         Command::Update(args) => transaction::update(&args),
         Command::History(args) => transaction::history(&args),
         Command::Restore(args) => transaction::restore(&args),

@@ -152,7 +152,7 @@ fn human(query: &str, hits: &[Hit]) -> String {
 }
 
 /// A hit as a JSON row: the spec's result fields (§6.5) plus the BM25 breakdown.
-fn hit_json(hit: &Hit) -> Value {
+pub(crate) fn hit_json(hit: &Hit) -> Value {
     let event = &hit.event;
     let mut row = Map::new();
     let mut put = |key: &str, value: Value| {

@@ -1,0 +1,158 @@
+//! Path parameters, resolved by the transaction's one rule (`workspace_relative`: no
+//! absolute path, no `..`, no internal component at any depth) and the listing's hidden
+//! rule, for every spelling a careless consumer might decode the raw path to
+//! (percent-decoded repeatedly, `\` read as `/`), and then on disk without following a
+//! symbolic link at any component. A refusal never tells what exists where.
+
+use std::path::{Path, PathBuf};
+
+use scriptorium_transaction::{is_hidden_component, workspace_relative};
+
+use super::error::ApiError;
+
+/// How many rounds of percent-decoding are checked (`%25252e` is three).
+const DECODE_ROUNDS: usize = 4;
+
+/// The code of every refusal.
+pub(crate) const OUTSIDE: &str = "PATH_OUTSIDE_WORKSPACE";
+
+fn forbidden() -> ApiError {
+    ApiError::forbidden(OUTSIDE, "the path escapes the workspace or names an internal file")
+}
+
+/// The normalized workspace-relative path that `raw` (as sent, before any decoding)
+/// names, after one round of percent-decoding, checked in every spelling.
+pub(crate) fn relative(raw: &str) -> Result<String, ApiError> {
+    let mut spelling = raw.to_owned();
+    let mut decoded_once = None;
+    for _ in 0..=DECODE_ROUNDS {
+        for variant in [spelling.clone(), spelling.replace('\\', "/")] {
+            if variant.contains('\0') || variant.starts_with('/') {
+                return Err(forbidden());
+            }
+            let Ok(normal) = workspace_relative(&variant) else { return Err(forbidden()) };
+            if normal.split('/').any(is_hidden_component) {
+                return Err(forbidden());
+            }
+        }
+        let next = percent_decode(&spelling);
+        if decoded_once.is_none() {
+            decoded_once = Some(next.clone());
+        }
+        if next == spelling {
+            break;
+        }
+        spelling = next;
+    }
+    let name = decoded_once.unwrap_or_else(|| raw.to_owned());
+    let normal = workspace_relative(&name).map_err(|_| forbidden())?;
+    if normal.is_empty() {
+        return Err(forbidden());
+    }
+    Ok(normal)
+}
+
+/// A topic file path: `relative` checked, under `topics/`, ending in `.md`, and not the
+/// `topics` directory itself (403 otherwise).
+pub(crate) fn topic(raw_under_topics: &str) -> Result<String, ApiError> {
+    // Checked alone first, so an absolute spelling (`%2Fetc%2Fpasswd`) is refused rather
+    // than read as a name under `topics/`.
+    let under = relative(raw_under_topics)?;
+    let path = format!("topics/{under}");
+    if !path.starts_with("topics/") || !path.ends_with(".md") {
+        return Err(ApiError::forbidden(OUTSIDE, "only topics/**.md files can be read or edited here"));
+    }
+    Ok(path)
+}
+
+/// The file on disk for the checked `relative`: `Ok(None)` when it does not exist (or is
+/// not a regular file); 403 when a component on the way is a symbolic link.
+pub(crate) fn on_disk(root: &Path, relative: &str) -> Result<Option<PathBuf>, ApiError> {
+    let mut path = root.to_path_buf();
+    for component in relative.split('/') {
+        path.push(component);
+        match std::fs::symlink_metadata(&path) {
+            Ok(meta) if meta.file_type().is_symlink() => return Err(forbidden()),
+            Ok(_) => {}
+            Err(_) => return Ok(None),
+        }
+    }
+    match std::fs::symlink_metadata(&path) {
+        Ok(meta) if meta.is_file() => Ok(Some(path)),
+        _ => Ok(None),
+    }
+}
+
+/// Whether any component of `relative` below `root` is a symbolic link (even when the
+/// file itself does not exist yet, as for a new topic).
+pub(crate) fn crosses_link(root: &Path, relative: &str) -> bool {
+    let mut path = root.to_path_buf();
+    for component in relative.split('/') {
+        path.push(component);
+        match std::fs::symlink_metadata(&path) {
+            Ok(meta) if meta.file_type().is_symlink() => return true,
+            Ok(_) => {}
+            Err(_) => return false,
+        }
+    }
+    false
+}
+
+/// Decode `%XX` escapes; invalid UTF-8 becomes U+FFFD.
+pub(crate) fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut at = 0;
+    while let Some(&byte) = bytes.get(at) {
+        let escape = (byte == b'%').then(|| Some((hex(*bytes.get(at + 1)?)?, hex(*bytes.get(at + 2)?)?))).flatten();
+        match escape {
+            Some((high, low)) => {
+                out.push(high << 4 | low);
+                at += 3;
+            }
+            None => {
+                out.push(byte);
+                at += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn hex(digit: u8) -> Option<u8> {
+    char::from(digit).to_digit(16).and_then(|value| u8::try_from(value).ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_spelling_of_an_escape_is_refused() {
+        for raw in [
+            "topics/../x.md",
+            "topics/%2e%2e/x.md",
+            "topics/%2E%2E%2Fx.md",
+            "topics/%252e%252e/x.md",
+            "topics/..%5Cx.md",
+            "topics\\..\\x.md",
+            "/etc/passwd",
+            "%2Fetc%2Fpasswd",
+            ".git/config",
+            "topics/.git/x.md",
+            ".scriptorium/http-token",
+            "topics/%2Escriptorium/x.md",
+            "topics/a%00.md",
+        ] {
+            assert!(relative(raw).is_err(), "{raw}");
+        }
+        assert_eq!(relative("topics/people/ada.md").ok().as_deref(), Some("topics/people/ada.md"));
+        assert_eq!(relative("topics/a%20b.md").ok().as_deref(), Some("topics/a b.md"));
+        assert!(topic("../sources/x.md").is_err());
+        assert!(topic("x.txt").is_err());
+        assert!(topic("").is_err());
+        assert!(topic("%2Fetc%2Fpasswd.md").is_err());
+        assert!(topic("/etc/passwd.md").is_err());
+        assert_eq!(topic("people/ada.md").ok().as_deref(), Some("topics/people/ada.md"));
+    }
+}
