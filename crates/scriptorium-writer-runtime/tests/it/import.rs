@@ -1,6 +1,9 @@
 //! The importers against fixture transcripts written to each format's documented shape.
 
+mod chatgpt;
 mod claude_code;
+mod codex;
+mod jsonl;
 mod prop;
 
 use std::path::{Path, PathBuf};
