@@ -9,6 +9,7 @@
 use scriptorium_archive_format::{MemoryTree, SourceRecord, parse_bytes, plan_append};
 
 pub mod topics;
+pub mod transcripts;
 
 /// SplitMix64 (Steele, Lea, Flood 2014): a tiny, fast, well-mixed 64-bit generator.
 /// Not for cryptography; enough to make corpora look varied and stay reproducible.

@@ -26,6 +26,7 @@ mod core_cmd;
 mod drift;
 mod error;
 mod grep;
+mod import_cmd;
 mod init;
 mod legacy;
 mod listing;
@@ -109,6 +110,7 @@ fn run(cli: Cli) -> Result<Outcome, CliError> {
         Command::Sleep(args) => writer_verbs::sleep(&args),
         Command::Backfill(args) => writer_verbs::backfill(&args),
         Command::Promote(args) => writer_verbs::promote(&args),
+        Command::Import(args) => import_cmd::run(&args),
     }
 }
 

@@ -7,6 +7,7 @@ mod check;
 mod check_topics;
 mod crash_pipeline;
 mod example_workspace;
+mod import;
 mod listing;
 mod mcp;
 mod newcomer;
