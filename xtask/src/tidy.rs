@@ -129,6 +129,11 @@ const ALLOWED_EXTERNAL: &[(&str, &[&str])] = &[
             // SIGINT/SIGTERM during `update`: a safe flag handler, so the CLI can finish or
             // cancel the install and say which happened (`#![forbid(unsafe_code)]`).
             "signal-hook",
+            // Progress bars on long work (index build, backfill, export), drawn only on a TTY (05-dependencies).
+            "indicatif",
+            // `export`: the gzip stream and the tar archive of the workspace (05-dependencies).
+            "flate2",
+            "tar",
         ],
     ),
 ];

@@ -32,6 +32,7 @@ mod backend;
 pub mod config;
 mod error;
 mod fence;
+pub mod inspect;
 mod local;
 mod null;
 mod resolver;

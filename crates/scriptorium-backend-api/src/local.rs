@@ -4,6 +4,8 @@
 
 mod fresh;
 mod recall;
+
+pub(crate) use self::recall::recalled;
 mod watch;
 mod writer;
 

@@ -24,17 +24,24 @@ mod check;
 mod cli;
 mod core_cmd;
 mod drift;
+mod edit;
 mod error;
+mod export;
+mod facade;
 mod grep;
 mod init;
+mod json_errors;
 mod legacy;
 mod listing;
 mod mcp;
 mod model;
 mod output;
+mod progress;
+mod recall;
 mod relative;
 mod rewritten_sources;
 mod search;
+mod show;
 mod status;
 mod topics;
 mod transaction;
@@ -78,13 +85,17 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(err) => return clap_exit(&err),
     };
+    let json = json_errors::wanted(&cli.command);
     match run(cli) {
         Ok(Outcome::Clean) => ExitCode::from(EXIT_OK),
         Ok(Outcome::Findings) => ExitCode::from(EXIT_FINDINGS),
         Ok(Outcome::Interrupted) => ExitCode::from(EXIT_INTERRUPTED),
         Err(err) => {
+            if json {
+                json_errors::print(&err);
+            }
             eprintln!("{err}");
-            ExitCode::from(EXIT_ERROR)
+            ExitCode::from(err.exit_status())
         }
     }
 }
@@ -107,6 +118,10 @@ fn run(cli: Cli) -> Result<Outcome, CliError> {
         Command::Sleep(args) => writer_verbs::sleep(&args),
         Command::Backfill(args) => writer_verbs::backfill(&args),
         Command::Promote(args) => writer_verbs::promote(&args),
+        Command::Recall(args) => recall::run(&args),
+        Command::Show(args) => show::run(&args),
+        Command::Edit(args) => edit::run(&args),
+        Command::Export(args) => export::run(&args),
     }
 }
 

@@ -284,7 +284,7 @@ fn open(root: &Path) -> Result<Workspace, Error> {
     Workspace::open(root)
 }
 
-fn report(outcome: Result<UpdateResult, Error>, as_json: bool) -> Result<Outcome, CliError> {
+pub(crate) fn report(outcome: Result<UpdateResult, Error>, as_json: bool) -> Result<Outcome, CliError> {
     let result = match outcome {
         Ok(result) => result,
         Err(error) => return rejected(&error, as_json),
@@ -325,7 +325,7 @@ fn error_json(error: &Error) -> Value {
 /// A rejected or failed transaction, exit status 1: with `--json` the error object on
 /// stdout; on stderr the line `error[CODE]: message`, then every violation the
 /// transaction found (at most 200, then a count) and, where it helps, how to fix it.
-fn rejected(error: &Error, as_json: bool) -> Result<Outcome, CliError> {
+pub(crate) fn rejected(error: &Error, as_json: bool) -> Result<Outcome, CliError> {
     if as_json {
         print_json(&error_json(error))?;
     }

@@ -32,7 +32,7 @@ pub(crate) fn sessions_path(root: &Path, flag: Option<&Path>) -> PathBuf {
 }
 
 /// The workspace id, read only: without a valid id file nothing counts as marked.
-fn workspace_id(root: &Path) -> Option<String> {
+pub(crate) fn workspace_id(root: &Path) -> Option<String> {
     let runtime_dir = runtime_dir_name(&RealVfs::new(root)).ok()?;
     let text = std::fs::read_to_string(root.join(runtime_dir).join(WORKSPACE_ID_FILE)).ok()?;
     let id = text.trim();
