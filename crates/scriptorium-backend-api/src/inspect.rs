@@ -62,6 +62,15 @@ pub fn recall(root: &Path, query: &str, config: &MemoryConfig) -> Result<(String
     Ok((crate::fence::fence(&joined), hits))
 }
 
+/// The last `core.md` render report (tokens used of the budget, blocks rendered and left
+/// out and why), as the install that rendered it wrote it in the runtime directory;
+/// `None` when no install has rendered `topics/core.md` yet.
+pub fn core_report(root: &Path) -> Option<String> {
+    let runtime = scriptorium_transaction::runtime_dir_name(&scriptorium_transaction::RealVfs::new(root)).ok()?;
+    let bytes = std::fs::read(root.join(runtime).join(scriptorium_transaction::CORE_REPORT_FILE)).ok()?;
+    String::from_utf8(bytes).ok()
+}
+
 /// `memory_get`'s text of one file (its first 400 lines; a source archive's record lines
 /// only), or of one block with the footnote definitions it cites.
 ///

@@ -94,11 +94,9 @@ fn resolve(from: &str, target: &str) -> String {
     for part in target.split('/') {
         match part {
             "." | "" => {}
-            ".." => {
-                // Climbing above the root is left for the path check to refuse.
-                if parts.pop().is_none() {
-                    parts.push("..");
-                }
+            // Climbing above the root is kept, for the path check to refuse.
+            ".." if parts.last().is_some_and(|last| *last != "..") => {
+                parts.pop();
             }
             other => parts.push(other),
         }
@@ -114,6 +112,7 @@ mod tests {
     fn targets_resolve_from_the_topic_directory() {
         assert_eq!(resolve("topics/prefs.md", "../sources/a/_v2/t.md#source-1"), "sources/a/_v2/t.md#source-1");
         assert_eq!(resolve("topics/people/mei.md", "../../sources/x.md#s"), "sources/x.md#s");
-        assert_eq!(resolve("topics/a.md", "../../../etc/passwd"), "../etc/passwd");
+        assert_eq!(resolve("topics/a.md", "../../../etc/passwd"), "../../etc/passwd");
+        assert_eq!(resolve("topics/a.md", "./../sources/x.md"), "sources/x.md");
     }
 }
