@@ -62,6 +62,16 @@ pub fn recall(root: &Path, query: &str, config: &MemoryConfig) -> Result<(String
     Ok((crate::fence::fence(&joined), hits))
 }
 
+/// The workspace's id (`w-…`, spec 01 §1.4) as its first open recorded it in the
+/// runtime directory; `None` before that or when the file does not hold a valid id.
+pub fn workspace_id(root: &Path) -> Option<String> {
+    use scriptorium_transaction::{RealVfs, WORKSPACE_ID_FILE, is_valid_workspace_id, runtime_dir_name};
+    let runtime = runtime_dir_name(&RealVfs::new(root)).ok()?;
+    let text = std::fs::read_to_string(root.join(runtime).join(WORKSPACE_ID_FILE)).ok()?;
+    let id = text.trim();
+    is_valid_workspace_id(id).then(|| id.to_owned())
+}
+
 /// The last `core.md` render report (tokens used of the budget, blocks rendered and left
 /// out and why), as the install that rendered it wrote it in the runtime directory;
 /// `None` when no install has rendered `topics/core.md` yet.
@@ -77,10 +87,10 @@ pub fn core_report(root: &Path) -> Option<String> {
 /// Errors: `PATH_OUTSIDE_WORKSPACE` for a path that leaves the workspace or names an
 /// internal file; `INVALID_ARGUMENT` for a missing file or block.
 pub fn get(root: &Path, path: &str, block_id: Option<&str>) -> Result<String, Error> {
-    let mut arguments = json!({ "path": path });
-    if let Some(id) = block_id {
-        arguments["block_id"] = Value::from(id);
-    }
+    let arguments = match block_id {
+        Some(id) => json!({ "path": path, "block_id": id }),
+        None => json!({ "path": path }),
+    };
     crate::tools::get::read(root, &arguments)
 }
 

@@ -8,8 +8,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use clap::Args;
-use scriptorium_derived_views::DerivedViews;
-use scriptorium_transaction::{CitationScope, Edit, FileChange, TopicPath, UpdateRequest, Workspace};
+use scriptorium_backend_api::layers::derived_views::DerivedViews;
+use scriptorium_backend_api::layers::transaction::{
+    CitationScope, Edit, FileChange, TopicPath, UpdateRequest, Workspace,
+};
 
 use crate::Outcome;
 use crate::error::{CliError, CliErrorCode};

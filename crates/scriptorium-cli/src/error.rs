@@ -98,7 +98,7 @@ impl CliError {
     /// `INVALID_ARGUMENT`, exit status 2 like every usage error.
     pub(crate) fn invalid_argument(message: impl Into<String>) -> Self {
         CliError {
-            contract: Some(scriptorium_transaction::ErrorCode::InvalidArgument.as_str()),
+            contract: Some(scriptorium_backend_api::layers::transaction::ErrorCode::InvalidArgument.as_str()),
             ..Self::new(CliErrorCode::Usage, message)
         }
     }

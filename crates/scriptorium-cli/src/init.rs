@@ -2,7 +2,7 @@
 //! `Workspace::open` (`topics/`, `sources/`, the runtime directory and its workspace id).
 //! Git history is not created here: it starts with the first installed edit.
 
-use scriptorium_transaction::Workspace;
+use scriptorium_backend_api::layers::transaction::Workspace;
 
 use crate::Outcome;
 use crate::cli::InitArgs;

@@ -6,8 +6,8 @@
 
 use serde_json::{Value, json};
 
-use scriptorium_derived_views::{CoreReport, DRIFT_CODE};
-use scriptorium_transaction::{History, RealVfs, revision};
+use scriptorium_backend_api::layers::derived_views::{CoreReport, DRIFT_CODE};
+use scriptorium_backend_api::layers::transaction::{History, RealVfs, revision};
 
 use crate::Outcome;
 use crate::cli::StatusArgs;
@@ -57,8 +57,6 @@ pub(crate) fn run(args: &StatusArgs) -> Result<Outcome, CliError> {
     // The stored report is what the last install rendered; it is stale when a fresh
     // render of the same master would say something else.
     let stale = has_master && fresh_report.is_some() && stored != fresh_report;
-    let topics = stage.count_under("topics");
-    let sources = stage.count_under("sources");
     let writer = crate::writer_cmd::status_block(root, stage.runtime_dir, args.sessions.as_deref());
     // The fields of `memory_status` (spec 02 §7) come from the backend's own counting.
     let counts = scriptorium_backend_api::inspect::status_counts(root).map_err(|error| crate::facade::error(&error))?;
@@ -100,9 +98,9 @@ pub(crate) fn run(args: &StatusArgs) -> Result<Outcome, CliError> {
     }
 
     let mut out = format!("workspace: {}\nrevision: {revision}\n", root.display());
-    out.push_str(&format!("topics: {}\n", count(topics, "file", "files")));
-    out.push_str(&format!("sources: {}\n", count(sources, "file", "files")));
-    let number = |key: &str| count_of(key).as_u64().unwrap_or(0) as usize;
+    let number = |key: &str| usize::try_from(count_of(key).as_u64().unwrap_or(0)).unwrap_or(usize::MAX);
+    out.push_str(&format!("topics: {}\n", count(number("topic_files"), "file", "files")));
+    out.push_str(&format!("sources: {}\n", count(number("source_files"), "file", "files")));
     out.push_str(&format!(
         "memory: {}, {}, {}, {}; core.md {}\n",
         count(number("blocks"), "block", "blocks"),

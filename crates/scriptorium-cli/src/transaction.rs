@@ -10,9 +10,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::{Value, json};
 
-use scriptorium_derived_views::DerivedViews;
+use scriptorium_backend_api::layers::derived_views::DerivedViews;
 
-use scriptorium_transaction::{
+use scriptorium_backend_api::layers::transaction::{
     CitationScope, Edit, Error, ErrorCode, FileChange, History, TopicPath, UpdateRequest, UpdateResult, Workspace,
     is_revision,
 };
@@ -191,7 +191,8 @@ fn restore_changes(
         let topic = TopicPath::new(path)?;
         if now.get(path) != Some(bytes) {
             let content = String::from_utf8(bytes.clone()).map_err(|_| {
-                Error::new(scriptorium_transaction::ErrorCode::InvalidTopicFormat, "not UTF-8").with_path(path)
+                Error::new(scriptorium_backend_api::layers::transaction::ErrorCode::InvalidTopicFormat, "not UTF-8")
+                    .with_path(path)
             })?;
             changes.push(FileChange { path: topic, content: Some(content) });
         }

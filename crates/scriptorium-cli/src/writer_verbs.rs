@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use scriptorium_writer_runtime::{
+use scriptorium_backend_api::layers::writer_runtime::{
     BACKFILL_BUDGET_TOKENS, BackfillStatus, PassError, ReorganizeStatus, Runtime, classify,
 };
 

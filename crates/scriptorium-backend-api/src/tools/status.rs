@@ -38,7 +38,7 @@ pub(super) fn run(host: &Host<'_>, _arguments: &Value, _caller: &Caller) -> Stri
         Err(error) => return tx_error(&error),
     };
     let head = [("workspace", Value::from(name).to_string()), ("revision", Value::from(revision.as_str()).to_string())];
-    let counted = || host.warm.listed(host.root).and_then(|listed| Ok(counts(host.root, &listed.files)));
+    let counted = || host.warm.listed(host.root).map(|listed| counts(host.root, &listed.files));
     match host.warm.status_counts(counted) {
         Ok(counts) => {
             let fields: Vec<_> = head.into_iter().chain(counts.iter().cloned()).chain([writer(host)]).collect();

@@ -50,7 +50,7 @@ fn status_carries_every_field_of_the_status_object() -> TestResult {
     let id = std::fs::read_to_string(root.join(".scriptorium/workspace-id"))?;
     assert_eq!(status["workspace"], id.trim());
 
-    let human = run(scriptorium(dir.path()).args(["status", "--workspace"]).arg(&root))?;
+    let human = run(scriptorium(dir.path()).args(["status", "--workspace"]).arg(root))?;
     let blocks = status["blocks"].as_u64().unwrap_or_default();
     assert!(human.stdout.contains(&format!("memory: {blocks} blocks, ")), "{}", human.stdout);
     assert!(human.stdout.contains("; core.md exists\n"), "{}", human.stdout);
