@@ -77,7 +77,13 @@ pub(crate) fn run(args: &SearchArgs) -> Result<Outcome, CliError> {
         Some(file) => std::fs::read_to_string(file).map_err(|err| CliError::read(file, &err))?,
         None => String::new(),
     };
-    let index = Index::open(&workspace.root).map_err(retrieval_error)?;
+    let spinner =
+        crate::progress::index_is_cold(&workspace.root).then(|| crate::progress::spinner("building the search index"));
+    let index = Index::open(&workspace.root);
+    if let Some(spinner) = spinner {
+        spinner.finish_and_clear();
+    }
+    let index = index.map_err(retrieval_error)?;
     if args.queries.is_some() {
         let mut out = String::new();
         for query in queries.lines().map(str::trim).filter(|q| !q.is_empty()) {
