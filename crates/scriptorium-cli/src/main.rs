@@ -23,6 +23,7 @@ mod archives;
 mod check;
 mod cli;
 mod core_cmd;
+mod disabled;
 mod drift;
 mod edit;
 mod error;
@@ -86,7 +87,7 @@ fn main() -> ExitCode {
         Err(err) => return clap_exit(&err),
     };
     let json = json_errors::wanted(&cli.command);
-    match run(cli) {
+    match disabled::refuse(&cli.command).and_then(|()| run(cli)) {
         Ok(Outcome::Clean) => ExitCode::from(EXIT_OK),
         Ok(Outcome::Findings) => ExitCode::from(EXIT_FINDINGS),
         Ok(Outcome::Interrupted) => ExitCode::from(EXIT_INTERRUPTED),

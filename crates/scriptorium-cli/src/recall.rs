@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use scriptorium_backend_api::config::{self, BackendKind};
+use scriptorium_backend_api::config;
 use scriptorium_backend_api::inspect;
 use serde_json::json;
 
@@ -38,9 +38,7 @@ pub(crate) fn run(args: &RecallArgs) -> Result<Outcome, CliError> {
     for warning in &loaded.warnings {
         eprintln!("scriptorium recall: config warning: {}", warning.message);
     }
-    if loaded.config.backend == BackendKind::None {
-        return Err(crate::facade::disabled());
-    }
+    // `memory.backend = none` was refused before this verb ran (`disabled.rs`).
     let workspace = Workspace::locate(args.workspace.as_deref())?;
     let query = args.query.join(" ");
     let spinner =

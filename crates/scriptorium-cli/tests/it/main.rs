@@ -6,6 +6,7 @@ mod archive_parse;
 mod check;
 mod check_topics;
 mod crash_pipeline;
+mod disabled;
 mod edit;
 mod example_workspace;
 mod export;
@@ -90,6 +91,9 @@ pub(crate) fn scriptorium(home: &Path) -> Command {
         "SCRIPTORIUM_WRITER_API_KEY",
         "OPENAI_API_KEY",
         "ANTHROPIC_API_KEY",
+        // Nor a configuration that disables memory.
+        "SCRIPTORIUM_BACKEND",
+        "SCRIPTORIUM_CONFIG",
     ] {
         cmd.env_remove(name);
     }
