@@ -1,19 +1,24 @@
 //! `scriptorium`: the command-line front end of the Scriptorium memory workspace.
 //!
 //! Top layer of the workspace: it reads files and prints reports; the formats live in
-//! the layers below (`scriptorium-archive-format`, `scriptorium-topic-markdown`).
+//! the layers below, reached through `scriptorium-backend-api` (its `inspect` reads and
+//! `layers` re-exports), except `archive parse`, a thin view of the archive format.
 //!
 //! # Architecture invariants
 //!
-//! - Reading verbs (`check`, `status`, `history`, `core`, `search`, `grep`, `archive
-//!   parse`) write nothing outside their own caches in the runtime directory (no `.git/`,
-//!   no mode change). Every write (`init`, `update`, `restore`, `check --repair`) goes
-//!   through the transaction layer; a rejected edit changes nothing on disk.
+//! - Reading verbs (`check`, `status`, `history`, `core`, `search`, `grep`, `recall`,
+//!   `show`, `archive parse`) write nothing outside their own caches in the runtime
+//!   directory (no `.git/`, no mode change). Every write (`init`, `update`, `restore`,
+//!   `edit`, `check --repair`) goes through the transaction layer; a rejected edit
+//!   changes nothing on disk.
 //! - Every failure is one stderr line `error[CODE]: message` with a stable `CLI_*`
 //!   code (docs/error-codes.md) and exit status 2; findings (an incomplete archive, a
 //!   topic violation, a rejected transaction as `error[CONTRACT_CODE]: message` followed by
 //!   one line per violation) are exit status 1; success is 0; a transaction stopped by
-//!   SIGINT/SIGTERM before its install is 130. Nothing panics on bad input.
+//!   SIGINT/SIGTERM before its install is 130. A refusal by a layer below (`show` of a
+//!   path outside the workspace, `memory.backend = none`) is `error[CONTRACT_CODE]` and
+//!   exit status 1. With `--json` a failure is also `{"ok": false, "error": {…}}` on
+//!   stdout. Nothing panics on bad input.
 #![forbid(unsafe_code)]
 // A binary's job is to print: stdout for reports, stderr for the one error line.
 #![allow(clippy::print_stdout, clippy::print_stderr, reason = "the binary's output is its interface")]
