@@ -116,3 +116,20 @@ fn a_failing_editor_and_bad_paths_are_refused() -> TestResult {
     }
     Ok(())
 }
+
+#[test]
+fn visual_wins_over_editor() -> TestResult {
+    let dir = tx_base()?;
+    let good = editor(&dir, "good.sh", "sed -i 's/over coffee/over cocoa/' \"$1\"")?;
+    let failing = editor(&dir, "fail.sh", "exit 3")?;
+    let out = run(scriptorium(dir.path())
+        .env("VISUAL", &good)
+        .env("EDITOR", &failing)
+        .args(["edit", PREFS, "--json", "--workspace"])
+        .arg(dir.path().join("memory")))?;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let value = out.json()?;
+    assert_eq!(value["ok"], true, "{value}");
+    assert!(std::fs::read_to_string(dir.path().join("memory").join(PREFS))?.contains("over cocoa"));
+    Ok(())
+}

@@ -111,3 +111,23 @@ fn an_unwritable_destination_fails_and_leaves_nothing() -> TestResult {
     assert!(!dir.path().join("no").exists());
     Ok(())
 }
+
+#[test]
+fn the_default_archive_is_named_by_the_date_in_the_working_directory() -> TestResult {
+    let dir = tx_base()?;
+    let cwd = dir.path().join("out");
+    std::fs::create_dir_all(&cwd)?;
+    let out =
+        run(scriptorium(dir.path()).current_dir(&cwd).arg("export").arg("--workspace").arg(dir.path().join("memory")))?;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let names: Vec<String> =
+        std::fs::read_dir(&cwd)?.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+    assert_eq!(names.len(), 1, "{names:?}");
+    let name = names.first().ok_or("name")?;
+    let date = name.strip_prefix("scriptorium-memory-").and_then(|rest| rest.strip_suffix(".tar.gz")).ok_or("name")?;
+    let digits: Vec<&str> = date.split('-').collect();
+    assert_eq!(digits.iter().map(|part| part.len()).collect::<Vec<_>>(), [4, 2, 2], "{name}");
+    assert!(date.chars().all(|c| c.is_ascii_digit() || c == '-'), "{name}");
+    assert_eq!(out.stdout, format!("exported 11 files to {name}\n"));
+    Ok(())
+}

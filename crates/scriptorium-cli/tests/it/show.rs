@@ -27,6 +27,12 @@ fn a_topic_is_printed_as_it_is() -> TestResult {
     assert_eq!(json["ok"], true);
     assert_eq!(json["path"], "topics/prefs.md");
     assert_eq!(json["text"].as_str().map(|text| format!("{text}\n")), Some(out.stdout));
+
+    // An archive shows its records only: no anchors, ids or metadata.
+    let archive = show(&ws, &["sources/openprogram/_v2/sess-7f2a.md"])?;
+    assert_eq!(archive.code, Some(0), "{}", archive.stderr);
+    assert!(archive.stdout.contains(&format!("{RECORD}\n")), "{}", archive.stdout);
+    assert!(!archive.stdout.contains("<!--") && !archive.stdout.contains("<a id="), "{}", archive.stdout);
     Ok(())
 }
 
