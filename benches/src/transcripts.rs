@@ -30,7 +30,7 @@ pub fn claude_code_session(seed: u64, session: &str, target: usize) -> Vec<u8> {
     let mut n = 0u64;
     let mut parent: Option<String> = None;
     let mut previous_prompt_parent: Option<String> = None;
-    let mut push = |out: &mut Vec<u8>, value: serde_json::Value| {
+    let push = |out: &mut Vec<u8>, value: serde_json::Value| {
         out.extend_from_slice(value.to_string().as_bytes());
         out.push(b'\n');
     };
@@ -44,7 +44,7 @@ pub fn claude_code_session(seed: u64, session: &str, target: usize) -> Vec<u8> {
     let mut exchange = 0u64;
     while out.len() < target {
         exchange += 1;
-        let mut next = |n: &mut u64| {
+        let next = |n: &mut u64| {
             *n += 1;
             format!("{session}-{:08}", *n)
         };
@@ -53,7 +53,7 @@ pub fn claude_code_session(seed: u64, session: &str, target: usize) -> Vec<u8> {
         previous_prompt_parent = prompt_parent.clone();
         let uuid = next(&mut n);
         let mut line = envelope(&uuid, &prompt_parent, "user", n);
-        line["message"] = json!({"role": "user", "content": sentence(&mut rng, 12 + rng.below(40))});
+        line["message"] = json!({"role": "user", "content": sentence_of(&mut rng, 12, 40)});
         push(&mut out, line);
         parent = Some(uuid);
         let steps = 1 + rng.below(4);
@@ -61,7 +61,7 @@ pub fn claude_code_session(seed: u64, session: &str, target: usize) -> Vec<u8> {
             let message_id = format!("msg_{session}_{exchange}_{step}");
             let blocks = [
                 json!([{"type": "thinking", "thinking": sentence(&mut rng, 30), "signature": "EqQBCkYIBRgCKkA"}]),
-                json!([{"type": "text", "text": sentence(&mut rng, 20 + rng.below(80))}]),
+                json!([{"type": "text", "text": sentence_of(&mut rng, 20, 80)}]),
                 json!([{"type": "tool_use", "id": format!("toolu_{n}"), "name": "Bash", "input": {"command": "cargo test -p x", "description": sentence(&mut rng, 6)}}]),
             ];
             for content in blocks {
@@ -80,7 +80,7 @@ pub fn claude_code_session(seed: u64, session: &str, target: usize) -> Vec<u8> {
                 push(&mut out, line);
             }
             let uuid = next(&mut n);
-            let output = sentence(&mut rng, 100 + rng.below(600));
+            let output = sentence_of(&mut rng, 100, 600);
             let mut line = envelope(&uuid, &parent, "user", n);
             line["message"] = json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": format!("toolu_{n}"), "content": output}]});
             line["toolUseResult"] = json!({"stdout": "…", "stderr": "", "interrupted": false});
@@ -90,7 +90,7 @@ pub fn claude_code_session(seed: u64, session: &str, target: usize) -> Vec<u8> {
         let uuid = next(&mut n);
         let mut line = envelope(&uuid, &parent, "assistant", n);
         line["message"] = json!({"id": format!("msg_{session}_{exchange}_final"), "role": "assistant", "model": "claude-opus-4-5",
-            "content": [{"type": "text", "text": sentence(&mut rng, 30 + rng.below(120))}]});
+            "content": [{"type": "text", "text": sentence_of(&mut rng, 30, 120)}]});
         push(&mut out, line);
         parent = Some(uuid);
         if rng.chance(10) {
@@ -117,4 +117,10 @@ pub fn claude_code_session(seed: u64, session: &str, target: usize) -> Vec<u8> {
         parent = Some(uuid);
     }
     out
+}
+
+/// A sentence of `base` plus up to `spread` more words (one borrow of `rng` at a time).
+fn sentence_of(rng: &mut SplitMix64, base: usize, spread: usize) -> String {
+    let len = base + rng.below(spread);
+    sentence(rng, len)
 }

@@ -135,6 +135,11 @@ const ALLOWED_EXTERNAL: &[(&str, &[&str])] = &[
             "tokio",
             // `serve`'s history diff: the unified diff of one file between two revisions.
             "similar",
+            // Progress bars on long work (index build, backfill, export), drawn only on a TTY (05-dependencies).
+            "indicatif",
+            // `export`: the gzip stream and the tar archive of the workspace (05-dependencies).
+            "flate2",
+            "tar",
         ],
     ),
 ];

@@ -32,12 +32,32 @@ mod backend;
 pub mod config;
 mod error;
 mod fence;
+pub mod inspect;
 mod local;
 mod null;
 mod resolver;
 mod tier;
 pub mod tools;
 mod types;
+
+/// The library layers below the contract, re-exported so that a front end (the
+/// `scriptorium` binary and its servers) depends on this crate alone, as ripgrep's `grep`
+/// crate re-exports its parts. Tier 2 (docs/stability.md): each follows its own crate's
+/// semver, not the contract of this crate; prefer the contract types where they suffice.
+pub mod layers {
+    /// Source archives: the v2 byte format, its scanner and writer, legacy records.
+    pub use scriptorium_archive_format as archive_format;
+    /// Derived views: `core.md` and its render report, the timeline, recent events, relations.
+    pub use scriptorium_derived_views as derived_views;
+    /// Retrieval: the BM25 index, its persistent cache, search and grep.
+    pub use scriptorium_retrieval as retrieval;
+    /// Topic files: the strict parser, units, citations and their violations.
+    pub use scriptorium_topic_markdown as topic_markdown;
+    /// The write transaction: listing, validation, install, history, the write lock.
+    pub use scriptorium_transaction as transaction;
+    /// The writer runtime: the session store, write passes, backfill, reorganize, promote.
+    pub use scriptorium_writer_runtime as writer_runtime;
+}
 
 pub use crate::backend::MemoryBackend;
 pub use crate::error::{

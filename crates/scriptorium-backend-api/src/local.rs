@@ -4,6 +4,8 @@
 
 mod fresh;
 mod recall;
+
+pub(crate) use self::recall::recalled;
 mod watch;
 mod writer;
 
@@ -204,7 +206,11 @@ impl MemoryBackend for LocalBackend {
             *lock(&self.fallback) = session_id.to_owned();
             lock(&self.seen).insert(session_id.to_owned());
         }
-        let _ = self.warm();
+        // The first refresh walks every file; done here, the first search only asks the
+        // watcher whether anything changed since.
+        if let Ok(warm) = self.warm() {
+            let _ = warm.fresh_index(&self.root);
+        }
     }
 
     fn shutdown(&self) -> Vec<SessionFailure> {

@@ -7,8 +7,8 @@
 
 use std::fmt::Write as _;
 
-use scriptorium_archive_format::{Stop, is_v2_source_path, parse_bytes};
-use scriptorium_transaction::FileClass;
+use scriptorium_backend_api::layers::archive_format::{Stop, is_v2_source_path, parse_bytes};
+use scriptorium_backend_api::layers::transaction::FileClass;
 use serde_json::{Value, json};
 
 use crate::check::Section;

@@ -117,6 +117,27 @@ pub(crate) enum Command {
     ///
     /// Exit status: 0 (skipped lines are warnings), 1 when the session store fails, 2 on bad usage.
     Import(ImportArgs),
+    /// Show what automatic recall (spec 02 §1.5) gives the model for a turn: the fenced
+    /// `<memory-context>` block, with the configured method and top-k.
+    ///
+    /// Exit status: 0 (with or without recall), 1 when memory is disabled, 2 on bad usage or an unreadable workspace.
+    Recall(crate::recall::RecallArgs),
+    /// Print a file (its first 400 lines; an archive's records only), one block with the
+    /// source frames its footnotes cite (`PATH#^BLOCK`), or one source frame (`PATH#source-…`).
+    ///
+    /// Exit status: 0, 1 when the path or block cannot be shown, 2 on bad usage.
+    Show(crate::show::ShowArgs),
+    /// Edit one topic file in $VISUAL or $EDITOR (a draft in the runtime directory's
+    /// `drafts/`); on save the draft is validated and installed as a hand edit. A
+    /// rejected draft is kept and its place printed.
+    ///
+    /// Exit status: 0 when installed or unchanged, 1 when rejected, 2 on bad usage or when the editor fails.
+    Edit(crate::edit::EditArgs),
+    /// Write the workspace as a gzip tar archive (entries under `memory/`): topics,
+    /// sources and derived files; `.git/` only with --with-history, never the runtime directory.
+    ///
+    /// Exit status: 0, 2 on bad usage or when the archive cannot be written.
+    Export(crate::export::ExportArgs),
 }
 
 /// Arguments of `sleep` and `backfill`.
@@ -327,6 +348,9 @@ pub(crate) struct InitArgs {
     /// The workspace root to create (default as for `check`).
     #[arg(long, value_name = "DIR")]
     pub(crate) workspace: Option<PathBuf>,
+    /// Print `{ok, workspace, workspace_id, created}` as JSON.
+    #[arg(long)]
+    pub(crate) json: bool,
 }
 
 /// Arguments of `mcp`.

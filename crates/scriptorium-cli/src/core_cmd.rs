@@ -18,7 +18,7 @@ pub(crate) fn run(args: &CoreArgs) -> Result<Outcome, CliError> {
     let stage = Stage::read_for_core(&workspace.root)?;
     let derived = stage.build().map_err(|error| {
         let code = match error.code() {
-            scriptorium_derived_views::ErrorCode::NotUtf8 => CliErrorCode::NotUtf8,
+            scriptorium_backend_api::layers::derived_views::ErrorCode::NotUtf8 => CliErrorCode::NotUtf8,
             _ => CliErrorCode::ReadFailed,
         };
         CliError::new(code, format!("cannot render core.md: {}: {}", error.path(), error.message()))

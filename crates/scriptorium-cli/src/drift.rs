@@ -7,8 +7,8 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use scriptorium_derived_views::{DRIFT_CODE, DerivedViews};
-use scriptorium_transaction::{Edit, Error, GitMode, UpdateRequest, Workspace};
+use scriptorium_backend_api::layers::derived_views::{DRIFT_CODE, DerivedViews};
+use scriptorium_backend_api::layers::transaction::{Edit, Error, GitMode, UpdateRequest, Workspace};
 
 use crate::check::Section;
 use crate::error::CliError;

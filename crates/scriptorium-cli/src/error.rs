@@ -28,6 +28,10 @@ pub(crate) enum CliErrorCode {
     BadQuery,
     /// `init`: the workspace directory cannot be created or opened.
     InitFailed,
+    /// `edit`: the draft cannot be written or read back, or the editor cannot start or fails.
+    EditFailed,
+    /// `export`: the archive cannot be written (or a file of the workspace cannot be read into it).
+    ExportFailed,
     /// A bug: the program panicked.
     Internal,
     /// `serve`: the address cannot be bound, the token file cannot be kept, or the server failed.
@@ -47,6 +51,8 @@ impl CliErrorCode {
         Self::OutputFailed,
         Self::BadQuery,
         Self::InitFailed,
+        Self::EditFailed,
+        Self::ExportFailed,
         Self::Internal,
         Self::HttpServeFailed,
     ];
@@ -63,6 +69,8 @@ impl CliErrorCode {
             Self::OutputFailed => "CLI_OUTPUT_FAILED",
             Self::BadQuery => "CLI_BAD_QUERY",
             Self::InitFailed => "CLI_INIT_FAILED",
+            Self::EditFailed => "CLI_EDIT_FAILED",
+            Self::ExportFailed => "CLI_EXPORT_FAILED",
             Self::Internal => "CLI_INTERNAL",
             Self::HttpServeFailed => "CLI_HTTP_SERVE_FAILED",
         }
@@ -75,8 +83,11 @@ pub(crate) struct CliError {
     code: CliErrorCode,
     /// The public contract code shown instead of `code`, for an argument the contract
     /// itself ranges (`INVALID_ARGUMENT` for `--top-k 0`).
-    contract: Option<scriptorium_transaction::ErrorCode>,
+    contract: Option<&'static str>,
     message: String,
+    /// Exit status 1 instead of 2: the command ran and its answer is a refusal (a
+    /// rejected `edit`, a path `show` cannot open, memory disabled).
+    finding: bool,
 }
 
 impl CliError {
@@ -84,16 +95,32 @@ impl CliError {
     /// stays one line whatever a file name or an OS message holds.
     pub(crate) fn new(code: CliErrorCode, message: impl Into<String>) -> Self {
         let message: String = message.into().chars().map(|c| if c == '\n' || c == '\r' { ' ' } else { c }).collect();
-        CliError { code, contract: None, message }
+        CliError { code, contract: None, message, finding: false }
     }
 
     /// A bad argument value (out of its range, malformed): the contract code
     /// `INVALID_ARGUMENT`, exit status 2 like every usage error.
     pub(crate) fn invalid_argument(message: impl Into<String>) -> Self {
         CliError {
-            contract: Some(scriptorium_transaction::ErrorCode::InvalidArgument),
+            contract: Some(scriptorium_backend_api::layers::transaction::ErrorCode::InvalidArgument.as_str()),
             ..Self::new(CliErrorCode::Usage, message)
         }
+    }
+
+    /// A refusal by a layer below, shown with its public contract `code`
+    /// (`PATH_OUTSIDE_WORKSPACE`, `MEMORY_DISABLED`, …) and exit status 1.
+    pub(crate) fn refused(code: &'static str, message: impl Into<String>) -> Self {
+        CliError { contract: Some(code), finding: true, ..Self::new(CliErrorCode::ReadFailed, message) }
+    }
+
+    /// The exit status: 1 for a refusal, 2 for every other error.
+    pub(crate) fn exit_status(&self) -> u8 {
+        if self.finding { 1 } else { 2 }
+    }
+
+    /// The code scripts match on: the contract code when there is one, else the `CLI_*` code.
+    pub(crate) fn code_str(&self) -> &'static str {
+        self.contract.unwrap_or(self.code.as_str())
     }
 
     /// The error for a failed read of `path`, classified by the I/O error kind.
@@ -119,8 +146,7 @@ impl CliError {
 
 impl std::fmt::Display for CliError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let code = self.contract.map_or(self.code.as_str(), scriptorium_transaction::ErrorCode::as_str);
-        write!(f, "error[{code}]: {}", self.message)
+        write!(f, "error[{}]: {}", self.code_str(), self.message)
     }
 }
 

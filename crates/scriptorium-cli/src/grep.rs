@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use scriptorium_retrieval::{GREP_LIMIT_DEFAULT, GREP_LIMIT_MAX, GrepRequest, grep};
+use scriptorium_backend_api::layers::retrieval::{GREP_LIMIT_DEFAULT, GREP_LIMIT_MAX, GrepRequest, grep};
 use serde_json::json;
 
 use crate::Outcome;

@@ -2,7 +2,7 @@
 //! `Workspace::open` (`topics/`, `sources/`, the runtime directory and its workspace id).
 //! Git history is not created here: it starts with the first installed edit.
 
-use scriptorium_transaction::Workspace;
+use scriptorium_backend_api::layers::transaction::Workspace;
 
 use crate::Outcome;
 use crate::cli::InitArgs;
@@ -19,6 +19,14 @@ pub(crate) fn run(args: &InitArgs) -> Result<Outcome, CliError> {
             format!("{} (from {origin}): cannot create the workspace: {error}", root.display()),
         )
     })?;
+    if args.json {
+        let value = serde_json::json!({
+            "ok": true, "workspace": root.display().to_string(),
+            "workspace_id": workspace.workspace_id(), "created": !existed,
+        });
+        crate::output::print_json(&value)?;
+        return Ok(Outcome::Clean);
+    }
     let verb = if existed { "already a workspace" } else { "initialized an empty workspace" };
     print(&format!("{verb}: {} ({})\n", root.display(), workspace.workspace_id()))?;
     Ok(Outcome::Clean)

@@ -1,10 +1,10 @@
 //! What the CLI reports about a legacy (pre-v2) archive: the records the legacy
-//! reader finds in it (spec 01 §3.2), via `scriptorium_archive_format::source_events`.
+//! reader finds in it (spec 01 §3.2), via `scriptorium_backend_api::layers::archive_format::source_events`.
 //!
 //! Legacy files have no completeness notion: nothing writes them any more and readers
 //! take whatever records they find, so the report is a list, not a verdict.
 
-use scriptorium_archive_format::{SourceEvent, source_events};
+use scriptorium_backend_api::layers::archive_format::{SourceEvent, source_events};
 use serde_json::{Value, json};
 
 /// The records of a legacy archive, in file order.

@@ -8,7 +8,7 @@
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use scriptorium_transaction::{
+use scriptorium_backend_api::layers::transaction::{
     FileClass, HIDDEN_ARCHIVE_CODE, ListedFile, Listing, PATH_COLLISION_CODE, Scope, SkipReason, Skipped, Unreadable,
 };
 use serde_json::{Value, json};

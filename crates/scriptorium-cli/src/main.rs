@@ -1,19 +1,24 @@
 //! `scriptorium`: the command-line front end of the Scriptorium memory workspace.
 //!
 //! Top layer of the workspace: it reads files and prints reports; the formats live in
-//! the layers below (`scriptorium-archive-format`, `scriptorium-topic-markdown`).
+//! the layers below, reached through `scriptorium-backend-api` (its `inspect` reads and
+//! `layers` re-exports), except `archive parse`, a thin view of the archive format.
 //!
 //! # Architecture invariants
 //!
-//! - Reading verbs (`check`, `status`, `history`, `core`, `search`, `grep`, `archive
-//!   parse`) write nothing outside their own caches in the runtime directory (no `.git/`,
-//!   no mode change). Every write (`init`, `update`, `restore`, `check --repair`) goes
-//!   through the transaction layer; a rejected edit changes nothing on disk.
+//! - Reading verbs (`check`, `status`, `history`, `core`, `search`, `grep`, `recall`,
+//!   `show`, `archive parse`) write nothing outside their own caches in the runtime
+//!   directory (no `.git/`, no mode change). Every write (`init`, `update`, `restore`,
+//!   `edit`, `check --repair`) goes through the transaction layer; a rejected edit
+//!   changes nothing on disk.
 //! - Every failure is one stderr line `error[CODE]: message` with a stable `CLI_*`
 //!   code (docs/error-codes.md) and exit status 2; findings (an incomplete archive, a
 //!   topic violation, a rejected transaction as `error[CONTRACT_CODE]: message` followed by
 //!   one line per violation) are exit status 1; success is 0; a transaction stopped by
-//!   SIGINT/SIGTERM before its install is 130. Nothing panics on bad input.
+//!   SIGINT/SIGTERM before its install is 130. A refusal by a layer below (`show` of a
+//!   path outside the workspace, `memory.backend = none`) is `error[CONTRACT_CODE]` and
+//!   exit status 1. With `--json` a failure is also `{"ok": false, "error": {…}}` on
+//!   stdout. Nothing panics on bad input.
 #![forbid(unsafe_code)]
 // A binary's job is to print: stdout for reports, stderr for the one error line.
 #![allow(clippy::print_stdout, clippy::print_stderr, reason = "the binary's output is its interface")]
@@ -23,20 +28,28 @@ mod archives;
 mod check;
 mod cli;
 mod core_cmd;
+mod disabled;
 mod drift;
+mod edit;
 mod error;
+mod export;
+mod facade;
 mod grep;
 mod import_cmd;
 mod init;
+mod json_errors;
 mod legacy;
 mod listing;
 mod mcp;
 mod model;
 mod output;
+mod progress;
+mod recall;
 mod relative;
 mod rewritten_sources;
 mod search;
 mod serve;
+mod show;
 mod status;
 mod topics;
 mod transaction;
@@ -80,13 +93,17 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(err) => return clap_exit(&err),
     };
-    match run(cli) {
+    let json = json_errors::wanted(&cli.command);
+    match disabled::refuse(&cli.command).and_then(|()| run(cli)) {
         Ok(Outcome::Clean) => ExitCode::from(EXIT_OK),
         Ok(Outcome::Findings) => ExitCode::from(EXIT_FINDINGS),
         Ok(Outcome::Interrupted) => ExitCode::from(EXIT_INTERRUPTED),
         Err(err) => {
+            if json {
+                json_errors::print(&err);
+            }
             eprintln!("{err}");
-            ExitCode::from(EXIT_ERROR)
+            ExitCode::from(err.exit_status())
         }
     }
 }
@@ -111,6 +128,10 @@ fn run(cli: Cli) -> Result<Outcome, CliError> {
         Command::Backfill(args) => writer_verbs::backfill(&args),
         Command::Promote(args) => writer_verbs::promote(&args),
         Command::Import(args) => import_cmd::run(&args),
+        Command::Recall(args) => recall::run(&args),
+        Command::Show(args) => show::run(&args),
+        Command::Edit(args) => edit::run(&args),
+        Command::Export(args) => export::run(&args),
     }
 }
 

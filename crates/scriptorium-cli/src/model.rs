@@ -8,8 +8,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use clap::Args;
-use scriptorium_writer_runtime::llm::{ClientConfig, LlmClient, ModelSpec};
-use scriptorium_writer_runtime::{ModelWriter, Runtime, RuntimeConfig, SqliteStore, SystemClock, WriterAgent};
+use scriptorium_backend_api::layers::writer_runtime::llm::{ClientConfig, LlmClient, ModelSpec};
+use scriptorium_backend_api::layers::writer_runtime::{
+    ModelWriter, Runtime, RuntimeConfig, SqliteStore, SystemClock, WriterAgent,
+};
 
 /// The environment variable naming the writer model.
 pub(crate) const MODEL_ENV: &str = "SCRIPTORIUM_WRITER_MODEL";
@@ -49,7 +51,7 @@ pub(crate) fn writer(args: &ModelArgs) -> Result<ModelWriter, NoWriter> {
             message: format!("no writer model is configured: pass --model provider/model or set {MODEL_ENV}"),
         });
     };
-    let config_error = |error: scriptorium_writer_runtime::llm::ConfigError| NoWriter {
+    let config_error = |error: scriptorium_backend_api::layers::writer_runtime::llm::ConfigError| NoWriter {
         code: error.code().as_str().to_owned(),
         message: error.to_string(),
     };
@@ -68,7 +70,7 @@ pub(crate) fn runtime(
     writer: Arc<dyn WriterAgent>,
 ) -> Result<Runtime, NoWriter> {
     let fail = |code: &str, message: String| NoWriter { code: code.to_owned(), message };
-    let workspace = scriptorium_transaction::Workspace::open(root)
+    let workspace = scriptorium_backend_api::layers::transaction::Workspace::open(root)
         .map_err(|error| fail(error.code().as_str(), error.message().to_owned()))?;
     let store = SqliteStore::open(&sessions)
         .map_err(|error| fail(error.code().as_str(), format!("{}: {}", sessions.display(), error.message())))?;

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use scriptorium_transaction::{ErrorCode, History, RewrittenSource};
+use scriptorium_backend_api::layers::transaction::{ErrorCode, History, RewrittenSource};
 
 use crate::check::Section;
 

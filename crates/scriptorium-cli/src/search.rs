@@ -9,7 +9,9 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use clap::Args;
-use scriptorium_retrieval::{Bm25Options, ErrorCode, Filters, Hit, INDEX_TOP_K_MAX, Index, Score, hit_anchor};
+use scriptorium_backend_api::layers::retrieval::{
+    Bm25Options, ErrorCode, Filters, Hit, INDEX_TOP_K_MAX, Index, Score, hit_anchor,
+};
 use serde_json::{Map, Value, json};
 
 use crate::Outcome;
@@ -75,7 +77,13 @@ pub(crate) fn run(args: &SearchArgs) -> Result<Outcome, CliError> {
         Some(file) => std::fs::read_to_string(file).map_err(|err| CliError::read(file, &err))?,
         None => String::new(),
     };
-    let index = Index::open(&workspace.root).map_err(retrieval_error)?;
+    let spinner =
+        crate::progress::index_is_cold(&workspace.root).then(|| crate::progress::spinner("building the search index"));
+    let index = Index::open(&workspace.root);
+    if let Some(spinner) = spinner {
+        spinner.finish_and_clear();
+    }
+    let index = index.map_err(retrieval_error)?;
     if args.queries.is_some() {
         let mut out = String::new();
         for query in queries.lines().map(str::trim).filter(|q| !q.is_empty()) {
@@ -105,7 +113,7 @@ pub(crate) fn run(args: &SearchArgs) -> Result<Outcome, CliError> {
 
 /// A retrieval error as the CLI reports it: bad input is `CLI_BAD_QUERY`, a read
 /// failure `CLI_READ_FAILED`; the message starts with the retrieval code.
-pub(crate) fn retrieval_error(err: scriptorium_retrieval::Error) -> CliError {
+pub(crate) fn retrieval_error(err: scriptorium_backend_api::layers::retrieval::Error) -> CliError {
     let mut message = err.to_string();
     let mut source = std::error::Error::source(&err);
     while let Some(cause) = source {

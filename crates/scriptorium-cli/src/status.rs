@@ -4,10 +4,10 @@
 //! the topics, and the history head (read, never created or repaired). Reads only; drift is
 //! shown, not a failure.
 
-use serde_json::json;
+use serde_json::{Value, json};
 
-use scriptorium_derived_views::{CoreReport, DRIFT_CODE};
-use scriptorium_transaction::{History, RealVfs, revision};
+use scriptorium_backend_api::layers::derived_views::{CoreReport, DRIFT_CODE};
+use scriptorium_backend_api::layers::transaction::{History, RealVfs, revision};
 
 use crate::Outcome;
 use crate::cli::StatusArgs;
@@ -57,9 +57,11 @@ pub(crate) fn run(args: &StatusArgs) -> Result<Outcome, CliError> {
     // The stored report is what the last install rendered; it is stale when a fresh
     // render of the same master would say something else.
     let stale = has_master && fresh_report.is_some() && stored != fresh_report;
-    let topics = stage.count_under("topics");
-    let sources = stage.count_under("sources");
     let writer = crate::writer_cmd::status_block(root, stage.runtime_dir, args.sessions.as_deref());
+    // The fields of `memory_status` (spec 02 §7) come from the backend's own counting.
+    let counts = scriptorium_backend_api::inspect::status_counts(root).map_err(|error| crate::facade::error(&error))?;
+    let count_of =
+        |key: &str| counts.iter().find(|(name, _)| *name == key).map_or(Value::Null, |(_, value)| value.clone());
 
     if args.json {
         let views_json = match &views {
@@ -70,11 +72,16 @@ pub(crate) fn run(args: &StatusArgs) -> Result<Outcome, CliError> {
                 json!({"built": built, "in_step": false, "code": code, "message": message})
             }
         };
-        let report = json!({
-            "workspace": root.display().to_string(),
-            "revision": revision,
-            "topic_files": topics,
-            "source_files": sources,
+        let mut report = serde_json::Map::new();
+        let id = crate::writer_cmd::workspace_id(root).unwrap_or_else(|| "workspace".to_owned());
+        report.insert("workspace".to_owned(), json!(id));
+        report.insert("revision".to_owned(), json!(revision));
+        for (key, value) in &counts {
+            report.insert((*key).to_owned(), value.clone());
+        }
+        report.insert("writer".to_owned(), writer.clone());
+        report.insert("workspace_path".to_owned(), json!(root.display().to_string()));
+        let extra = json!({
             "history_head": head,
             "core": {
                 "master": has_master,
@@ -82,15 +89,26 @@ pub(crate) fn run(args: &StatusArgs) -> Result<Outcome, CliError> {
                 "report_stale": stale,
             },
             "views": views_json,
-            "writer": writer,
         });
-        print_json(&report)?;
+        if let Value::Object(extra) = extra {
+            report.extend(extra);
+        }
+        print_json(&Value::Object(report))?;
         return Ok(Outcome::Clean);
     }
 
     let mut out = format!("workspace: {}\nrevision: {revision}\n", root.display());
-    out.push_str(&format!("topics: {}\n", count(topics, "file", "files")));
-    out.push_str(&format!("sources: {}\n", count(sources, "file", "files")));
+    let number = |key: &str| usize::try_from(count_of(key).as_u64().unwrap_or(0)).unwrap_or(usize::MAX);
+    out.push_str(&format!("topics: {}\n", count(number("topic_files"), "file", "files")));
+    out.push_str(&format!("sources: {}\n", count(number("source_files"), "file", "files")));
+    out.push_str(&format!(
+        "memory: {}, {}, {}, {}; core.md {}\n",
+        count(number("blocks"), "block", "blocks"),
+        count(number("timeline_files"), "timeline file", "timeline files"),
+        count(number("recent_events"), "recent event", "recent events"),
+        count(number("relations"), "relation", "relations"),
+        if count_of("core_exists") == Value::Bool(true) { "exists" } else { "missing" },
+    ));
     out.push_str(&format!("history: {}\n", head.as_deref().map_or("none", |id| id.get(..12).unwrap_or(id))));
     out.push_str("core.md: ");
     match (&stored, has_master) {

@@ -12,8 +12,8 @@ use std::cmp::Ordering;
 use std::fmt::Write as _;
 use std::path::Path;
 
-use scriptorium_topic_markdown::{ErrorCode, SourceResolver, Unit, UnitKind, Violation};
-use scriptorium_transaction::{FileClass, RealVfs, WorkspaceSources, validate_topics};
+use scriptorium_backend_api::layers::topic_markdown::{ErrorCode, SourceResolver, Unit, UnitKind, Violation};
+use scriptorium_backend_api::layers::transaction::{FileClass, RealVfs, WorkspaceSources, validate_topics};
 use serde_json::{Value, json};
 
 use crate::check::Section;

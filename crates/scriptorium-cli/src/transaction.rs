@@ -10,9 +10,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::{Value, json};
 
-use scriptorium_derived_views::DerivedViews;
+use scriptorium_backend_api::layers::derived_views::DerivedViews;
 
-use scriptorium_transaction::{
+use scriptorium_backend_api::layers::transaction::{
     CitationScope, Edit, Error, ErrorCode, FileChange, History, TopicPath, UpdateRequest, UpdateResult, Workspace,
     is_revision,
 };
@@ -191,7 +191,8 @@ fn restore_changes(
         let topic = TopicPath::new(path)?;
         if now.get(path) != Some(bytes) {
             let content = String::from_utf8(bytes.clone()).map_err(|_| {
-                Error::new(scriptorium_transaction::ErrorCode::InvalidTopicFormat, "not UTF-8").with_path(path)
+                Error::new(scriptorium_backend_api::layers::transaction::ErrorCode::InvalidTopicFormat, "not UTF-8")
+                    .with_path(path)
             })?;
             changes.push(FileChange { path: topic, content: Some(content) });
         }
@@ -284,7 +285,7 @@ fn open(root: &Path) -> Result<Workspace, Error> {
     Workspace::open(root)
 }
 
-fn report(outcome: Result<UpdateResult, Error>, as_json: bool) -> Result<Outcome, CliError> {
+pub(crate) fn report(outcome: Result<UpdateResult, Error>, as_json: bool) -> Result<Outcome, CliError> {
     let result = match outcome {
         Ok(result) => result,
         Err(error) => return rejected(&error, as_json),
@@ -325,7 +326,7 @@ fn error_json(error: &Error) -> Value {
 /// A rejected or failed transaction, exit status 1: with `--json` the error object on
 /// stdout; on stderr the line `error[CODE]: message`, then every violation the
 /// transaction found (at most 200, then a count) and, where it helps, how to fix it.
-fn rejected(error: &Error, as_json: bool) -> Result<Outcome, CliError> {
+pub(crate) fn rejected(error: &Error, as_json: bool) -> Result<Outcome, CliError> {
     if as_json {
         print_json(&error_json(error))?;
     }

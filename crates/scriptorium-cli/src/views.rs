@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use scriptorium_derived_views::{CoreReport, Derived, DerivedViews};
-use scriptorium_transaction::{
+use scriptorium_backend_api::layers::derived_views::{CoreReport, Derived, DerivedViews};
+use scriptorium_backend_api::layers::transaction::{
     CORE_REPORT_FILE, FileClass, Listing, RUNTIME_STATE_FILE, RealVfs, Scope, runtime_dir_name,
 };
 
@@ -59,19 +59,13 @@ impl Stage {
         Ok(Stage { files, runtime_dir })
     }
 
-    /// How many files lie under `dir/`.
-    pub(crate) fn count_under(&self, dir: &str) -> usize {
-        let prefix = format!("{dir}/");
-        self.files.keys().filter(|path| path.starts_with(&prefix)).count()
-    }
-
     /// The render report kept in the runtime directory, if there is a readable one.
     pub(crate) fn stored_report(&self) -> Option<CoreReport> {
         self.files.get(&format!("{}/{CORE_REPORT_FILE}", self.runtime_dir)).and_then(|b| CoreReport::from_bytes(b))
     }
 
     /// A fresh build of every view from the current topics and sources.
-    pub(crate) fn build(&self) -> Result<Derived, scriptorium_derived_views::Error> {
+    pub(crate) fn build(&self) -> Result<Derived, scriptorium_backend_api::layers::derived_views::Error> {
         DerivedViews::default().build(&self.files, self.runtime_dir)
     }
 }
@@ -113,7 +107,7 @@ fn read_file(path: &Path) -> Result<Option<Vec<u8>>, CliError> {
 /// static, so the first count waits for this load instead of starting its own; the
 /// thread is detached and dies with the process.
 pub(crate) fn warm_tokenizer() {
-    std::thread::spawn(|| scriptorium_derived_views::count_o200k(""));
+    std::thread::spawn(|| scriptorium_backend_api::layers::derived_views::count_o200k(""));
 }
 
 /// A report for humans: `1234 of 2000 tokens, 5 blocks rendered, 2 left out`, then one

@@ -9,8 +9,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use scriptorium_transaction::{RealVfs, WORKSPACE_ID_FILE, is_valid_workspace_id, runtime_dir_name};
-use scriptorium_writer_runtime::{
+use scriptorium_backend_api::layers::writer_runtime::{
     AgentError, AgentErrorKind, Clock, DEFAULT_TRIGGER_TOKENS, PassError, SESSIONS_FILE, STATUS_FILE, SessionStore,
     SqliteStore, SystemClock, WriteFailure, all_sessions, classify, first_batch, marked_ids, pending_turns,
     read_status_file, record_failure, records, session_pending, unforced_gate, unwritten,
@@ -32,15 +31,12 @@ pub(crate) fn sessions_path(root: &Path, flag: Option<&Path>) -> PathBuf {
 }
 
 /// The workspace id, read only: without a valid id file nothing counts as marked.
-fn workspace_id(root: &Path) -> Option<String> {
-    let runtime_dir = runtime_dir_name(&RealVfs::new(root)).ok()?;
-    let text = std::fs::read_to_string(root.join(runtime_dir).join(WORKSPACE_ID_FILE)).ok()?;
-    let id = text.trim();
-    is_valid_workspace_id(id).then(|| id.to_owned())
+pub(crate) fn workspace_id(root: &Path) -> Option<String> {
+    scriptorium_backend_api::inspect::workspace_id(root)
 }
 
 /// Open the store if its file exists; `Ok(None)` when there is none yet.
-fn open_store(path: &Path) -> Result<Option<SqliteStore>, scriptorium_writer_runtime::Error> {
+fn open_store(path: &Path) -> Result<Option<SqliteStore>, scriptorium_backend_api::layers::writer_runtime::Error> {
     if !path.exists() {
         return Ok(None);
     }
@@ -179,7 +175,7 @@ pub(crate) fn write(args: &WriteArgs) -> Result<Outcome, CliError> {
         Err(no_writer) => {
             // The spec's "writer cannot be built" row, classified by the runtime.
             let failure = classify(&PassError::Agent(AgentError::new(AgentErrorKind::Precondition, no_writer.message)));
-            if let Ok(opened) = scriptorium_transaction::Workspace::open(&workspace.root) {
+            if let Ok(opened) = scriptorium_backend_api::layers::transaction::Workspace::open(&workspace.root) {
                 // Best effort, as every status write.
                 let _ = record_failure(&opened, now, failure.reason_code, failure.retryable);
             }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use scriptorium_writer_runtime::{
+use scriptorium_backend_api::layers::writer_runtime::{
     BACKFILL_BUDGET_TOKENS, BackfillStatus, PassError, ReorganizeStatus, Runtime, classify,
 };
 
@@ -82,7 +82,10 @@ pub(crate) fn backfill(args: &WriterVerbArgs) -> Result<Outcome, CliError> {
         Ok(runtime) => runtime,
         Err(outcome) => return Ok(outcome),
     };
-    let done = match runtime.backfill(BACKFILL_BUDGET_TOKENS) {
+    let spinner = crate::progress::spinner("backfilling uncited sources");
+    let done = runtime.backfill(BACKFILL_BUDGET_TOKENS);
+    spinner.finish_and_clear();
+    let done = match done {
         Ok(done) => done,
         Err(error) => return Ok(failed(&error)),
     };

@@ -3,11 +3,12 @@
 
 use std::path::Path;
 
-use scriptorium_retrieval::{Filters, Method, SearchRequest, Trust, matches_query, search};
+use scriptorium_retrieval::{Filters, Index, Method, SearchRequest, Trust, hit_anchor, matches_query, search};
 
 use super::Warm;
 use crate::config::{MemoryConfig, RetrievalMethod};
 use crate::fence::{fence, sanitize_context};
+use crate::inspect::Recalled;
 
 /// `core.md` fenced, or `""` when it is unreadable or holds nothing but `# ` headings.
 pub(super) fn core(root: &Path) -> String {
@@ -22,13 +23,19 @@ pub(super) fn core(root: &Path) -> String {
 /// The contents of the top-k recallable hits for `query`, joined by blank lines: non-empty,
 /// not pending, and matching at least one query token. Any error is no recall.
 pub(super) fn recall(warm: &Warm, root: &Path, query: &str, config: &MemoryConfig) -> String {
+    let Ok(index) = warm.fresh_index(root) else { return String::new() };
+    recalled(&index, query, config).into_iter().map(|hit| hit.content).collect::<Vec<_>>().join("\n\n")
+}
+
+/// The recallable hits of `index` for `query`, best first (an error or the `agent`
+/// method is no hit): what [`recall`] joins, with where each hit points.
+pub(crate) fn recalled(index: &Index, query: &str, config: &MemoryConfig) -> Vec<Recalled> {
     let method = match config.retrieval_method {
-        RetrievalMethod::Agent => return String::new(),
+        RetrievalMethod::Agent => return Vec::new(),
         RetrievalMethod::Bm25 => Method::Bm25,
         RetrievalMethod::Embedding => Method::Embedding,
         RetrievalMethod::Hybrid => Method::Hybrid,
     };
-    let Ok(index) = warm.fresh_index(root) else { return String::new() };
     let request = SearchRequest {
         query: query.to_owned(),
         method,
@@ -36,15 +43,18 @@ pub(super) fn recall(warm: &Warm, root: &Path, query: &str, config: &MemoryConfi
         filters: Filters { include_sources: config.include_sources, ..Filters::default() },
     };
     // No embedder ships yet: embedding and hybrid answer EMBEDDING_UNAVAILABLE, so no recall.
-    let Ok(response) = search(&index, &request, None) else { return String::new() };
+    let Ok(response) = search(index, &request, None) else { return Vec::new() };
     response
         .results
         .iter()
         .filter(|hit| has_text(&hit.event.content) && hit.event.trust_state != Trust::Pending)
         .filter(|hit| matches_query(&hit.event, query))
-        .map(|hit| hit.event.content.as_str())
-        .collect::<Vec<_>>()
-        .join("\n\n")
+        .map(|hit| Recalled {
+            path: hit.event.path.clone(),
+            anchor: hit_anchor(&hit.event),
+            content: hit.event.content.clone(),
+        })
+        .collect()
 }
 
 /// Whether `content` still says something once fenced text is removed: a stored claim

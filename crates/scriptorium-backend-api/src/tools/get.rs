@@ -2,7 +2,7 @@
 //! or its first 400 lines; a source archive shows its record lines only, and the text
 //! is sanitized so no fence leaves injection.
 
-mod path;
+pub(crate) mod path;
 
 use scriptorium_archive_format::{is_v2_source_path, parse_bytes};
 use scriptorium_topic_markdown::{ItemKind, TopicDocument, split_lines};
@@ -31,10 +31,11 @@ const DEFAULT_LINES: usize = 400;
 const INNER_MAX_CHARS: usize = 40_000;
 
 pub(super) fn run(host: &Host<'_>, arguments: &Value, _caller: &Caller) -> String {
-    run_checked(host, arguments).unwrap_or_else(|error| tx_error(&error))
+    read(host.root, arguments).unwrap_or_else(|error| tx_error(&error))
 }
 
-fn run_checked(host: &Host<'_>, arguments: &Value) -> Result<String, crate::Error> {
+/// The tool's answer for the workspace at `root`, without a warm backend (the CLI's `show`).
+pub(crate) fn read(root: &std::path::Path, arguments: &Value) -> Result<String, crate::Error> {
     let args = Args::new(arguments)?;
     let Some(raw) = args.text("path")? else {
         return Ok(notice(
@@ -47,7 +48,7 @@ fn run_checked(host: &Host<'_>, arguments: &Value) -> Result<String, crate::Erro
         return Err(invalid("give at most one of heading and block_id").with_path(raw));
     }
     let relative = path::relative(raw)?;
-    let file = path::on_disk(host.root, &relative, raw)?;
+    let file = path::on_disk(root, &relative, raw)?;
     let bytes = std::fs::read(&file).map_err(|error| {
         crate::Error::new(crate::ErrorCode::Io, format!("cannot read {relative}: {error}")).with_path(raw)
     })?;

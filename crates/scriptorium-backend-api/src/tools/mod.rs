@@ -8,12 +8,12 @@
 
 mod browse;
 mod caller;
-mod get;
+pub(crate) mod get;
 mod grep;
 mod output;
 mod promote;
 mod search;
-mod status;
+pub(crate) mod status;
 mod update;
 
 use serde_json::Value;

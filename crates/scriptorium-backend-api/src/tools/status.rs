@@ -2,6 +2,8 @@
 //! spec's key order. Relations are counted as links, not as the file's two top-level
 //! keys (decision 7).
 
+use std::path::Path;
+
 use scriptorium_topic_markdown::TopicDocument;
 use scriptorium_transaction::FileClass;
 use scriptorium_writer_runtime::read_status;
@@ -9,7 +11,6 @@ use serde_json::Value;
 
 use super::output::tx_error;
 use super::{Caller, ToolSpec};
-use crate::error::Error;
 use crate::local::Host;
 use crate::tier::Capability;
 
@@ -37,7 +38,8 @@ pub(super) fn run(host: &Host<'_>, _arguments: &Value, _caller: &Caller) -> Stri
         Err(error) => return tx_error(&error),
     };
     let head = [("workspace", Value::from(name).to_string()), ("revision", Value::from(revision.as_str()).to_string())];
-    match host.warm.status_counts(|| counts(host)) {
+    let counted = || host.warm.listed(host.root).map(|listed| counts(host.root, &listed.files));
+    match host.warm.status_counts(counted) {
         Ok(counts) => {
             let fields: Vec<_> = head.into_iter().chain(counts.iter().cloned()).chain([writer(host)]).collect();
             pretty_object(&fields)
@@ -48,23 +50,22 @@ pub(super) fn run(host: &Host<'_>, _arguments: &Value, _caller: &Caller) -> Stri
 }
 
 /// The fields after `workspace` and `revision` that the visible files decide, rendered
-/// (kept while the watcher vouches that none changed).
-fn counts(host: &Host<'_>) -> Result<Vec<(&'static str, String)>, Error> {
-    let listed = host.warm.listed(host.root)?;
-    let visible = || listed.files.iter();
+/// (kept while the watcher vouches that none changed); `files` is every visible file with its class.
+pub(crate) fn counts(root: &Path, files: &[(String, FileClass)]) -> Vec<(&'static str, String)> {
+    let visible = || files.iter();
     let topics: Vec<&str> =
         visible().filter(|(_, class)| *class == FileClass::Topic).map(|(path, _)| path.as_str()).collect();
     let sources = visible().filter(|(_, class)| *class == FileClass::Source).count();
     let timeline = visible().filter(|(path, _)| path.starts_with("timeline/")).count();
-    let (blocks, relations) = match relation_counts(host) {
+    let (blocks, relations) = match relation_counts(root) {
         Some(counts) => counts,
-        None => (topics.iter().map(|path| units_in(host, path)).sum(), 0),
+        None => (topics.iter().map(|path| units_in(root, path)).sum(), 0),
     };
-    let recent = std::fs::read(host.root.join(RECENT))
+    let recent = std::fs::read(root.join(RECENT))
         .map(|bytes| String::from_utf8_lossy(&bytes).lines().filter(|line| !line.trim().is_empty()).count())
         .unwrap_or(0);
-    let core_exists = std::fs::symlink_metadata(host.root.join("core.md")).is_ok_and(|meta| meta.is_file());
-    Ok(vec![
+    let core_exists = std::fs::symlink_metadata(root.join("core.md")).is_ok_and(|meta| meta.is_file());
+    vec![
         ("topic_files", topics.len().to_string()),
         ("blocks", blocks.to_string()),
         ("source_files", sources.to_string()),
@@ -74,7 +75,7 @@ fn counts(host: &Host<'_>) -> Result<Vec<(&'static str, String)>, Error> {
         ("core_exists", core_exists.to_string()),
         // No embedder ships yet (decision 12): embedding search always answers EMBEDDING_UNAVAILABLE.
         ("embedding_available", false.to_string()),
-    ])
+    ]
 }
 
 /// The `writer` field, read afresh each call: its status and the session store change
@@ -100,8 +101,8 @@ fn writer(host: &Host<'_>) -> (&'static str, String) {
 /// From `relations.json`: the units (every unit id is a key of `outbound`, aliases
 /// included) and the relations (the block links, one per target of each unit).
 /// `None` when the view is missing or not in its format.
-fn relation_counts(host: &Host<'_>) -> Option<(usize, usize)> {
-    let bytes = std::fs::read(host.root.join(RELATIONS)).ok()?;
+fn relation_counts(root: &Path) -> Option<(usize, usize)> {
+    let bytes = std::fs::read(root.join(RELATIONS)).ok()?;
     let view: Value = serde_json::from_slice(&bytes).ok()?;
     let outbound = view.get("outbound")?.as_object()?;
     let links = outbound.values().map(|targets| targets.as_array().map_or(0, Vec::len)).sum();
@@ -110,8 +111,8 @@ fn relation_counts(host: &Host<'_>) -> Option<(usize, usize)> {
 
 /// The units of one topic file (block ids and their merge aliases), for a workspace whose
 /// views were never built.
-fn units_in(host: &Host<'_>, path: &str) -> usize {
-    let Ok(bytes) = std::fs::read(host.root.join(path)) else { return 0 };
+fn units_in(root: &Path, path: &str) -> usize {
+    let Ok(bytes) = std::fs::read(root.join(path)) else { return 0 };
     let text = String::from_utf8_lossy(&bytes);
     TopicDocument::from_text(path, &text).paragraphs().map(|(_, paragraph)| paragraph.ids.len()).sum()
 }

@@ -22,8 +22,10 @@ const RESOURCE_NOT_FOUND: i64 = -32002;
 
 /// The protocol revisions this server speaks, newest first; an unknown request gets the newest.
 const PROTOCOL_VERSIONS: &[&str] = &["2025-06-18", "2025-03-26", "2024-11-05"];
-/// The one resource: the rendered always-on memory.
+/// The rendered always-on memory.
 const CORE_URI: &str = "memory://core";
+/// Its last render report (JSON; `null` before the first render).
+const REPORT_URI: &str = "memory://core/report";
 
 /// The server state: the backend (being opened on its thread until first needed), the
 /// workspace root and a call counter for origins.
@@ -142,13 +144,23 @@ impl Server {
             "name": "core.md",
             "description": "The always-on memory (core.md) as last rendered.",
             "mimeType": "text/markdown",
+        }, {
+            "uri": REPORT_URI,
+            "name": "core.md render report",
+            "description": "How the last render of core.md spent its token budget: tokens used, the budget, \
+        the blocks rendered and the blocks left out and why (JSON; null before the first render).",
+            "mimeType": "application/json",
         }]})
     }
 
     fn resources_read(&self, params: &Value) -> Result<Value, (i64, String)> {
         let uri = params.get("uri").and_then(Value::as_str).unwrap_or_default();
-        if uri != CORE_URI || self.backend().tools().is_empty() {
+        if (uri != CORE_URI && uri != REPORT_URI) || self.backend().tools().is_empty() {
             return Err((RESOURCE_NOT_FOUND, format!("resource not found: {uri}")));
+        }
+        if uri == REPORT_URI {
+            let text = scriptorium_backend_api::inspect::core_report(&self.root).unwrap_or_else(|| "null".to_owned());
+            return Ok(json!({"contents": [{"uri": REPORT_URI, "mimeType": "application/json", "text": text}]}));
         }
         // A workspace without a rendered core.md reads as empty text, not an error.
         let text = std::fs::read(self.root.join("core.md"))

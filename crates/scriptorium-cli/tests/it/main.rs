@@ -6,17 +6,25 @@ mod archive_parse;
 mod check;
 mod check_topics;
 mod crash_pipeline;
+mod disabled;
+mod edit;
 mod example_workspace;
+mod export;
 mod import;
+mod json_errors;
 mod listing;
 mod mcp;
 mod newcomer;
+mod progress;
+mod recall;
 mod search;
 mod serve_client;
 mod serve_disabled;
 mod serve_hostile;
 mod serve_load;
 mod serve_routes;
+mod show;
+mod status;
 mod transaction;
 mod views;
 mod writer;
@@ -89,6 +97,9 @@ pub(crate) fn scriptorium(home: &Path) -> Command {
         "SCRIPTORIUM_WRITER_API_KEY",
         "OPENAI_API_KEY",
         "ANTHROPIC_API_KEY",
+        // Nor a configuration that disables memory.
+        "SCRIPTORIUM_BACKEND",
+        "SCRIPTORIUM_CONFIG",
     ] {
         cmd.env_remove(name);
     }

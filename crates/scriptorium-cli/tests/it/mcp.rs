@@ -260,3 +260,129 @@ fn a_config_file_can_disable_the_backend() -> TestResult {
     assert!(!ws.exists());
     Ok(())
 }
+
+#[test]
+fn the_core_render_report_is_a_resource() -> TestResult {
+    let dir = TempDir::new()?;
+    let ws = dir.path().join("ws");
+    copy_tree(&crate::vectors().join("transaction/core-render/after"), &ws)?;
+    let mut s = Session::start(&ws, &[])?;
+    s.handshake()?;
+    let list = s.request("resources/list", json!({}))?;
+    let uris: Vec<&str> =
+        list["result"]["resources"].as_array().ok_or("resources")?.iter().filter_map(|r| r["uri"].as_str()).collect();
+    assert_eq!(uris, ["memory://core", "memory://core/report"]);
+    let before = s.request("resources/read", json!({"uri": "memory://core/report"}))?;
+    assert_eq!(before["result"]["contents"][0]["text"], "null", "no render yet: {before}");
+    assert_eq!(before["result"]["contents"][0]["mimeType"], "application/json");
+    assert_eq!(s.close()?, 0);
+
+    // A repair renders core.md and writes its report; the resource is that file.
+    let repair = crate::run(scriptorium(dir.path()).args(["check", "--repair", "--workspace"]).arg(&ws))?;
+    assert_eq!(repair.code, Some(0), "{}", repair.stderr);
+    let mut s = Session::start(&ws, &[])?;
+    s.handshake()?;
+    let after = s.request("resources/read", json!({"uri": "memory://core/report"}))?;
+    let text = after["result"]["contents"][0]["text"].as_str().ok_or("text")?;
+    assert_eq!(text, std::fs::read_to_string(ws.join(".scriptorium/core-report.json"))?);
+    let report: Value = serde_json::from_str(text)?;
+    assert_eq!(report["budget"], 2000);
+    assert!(report["tokens_used"].as_u64().is_some_and(|used| used > 0), "{report}");
+    assert_eq!(s.close()?, 0);
+    Ok(())
+}
+
+#[test]
+fn every_tool_answers_its_error_as_a_tool_error() -> TestResult {
+    let (_dir, ws) = example_copy()?;
+    let before = crate::run(scriptorium(&ws).args(["status", "--json", "--workspace"]).arg(&ws))?.json()?;
+    let mut s = Session::start(&ws, &[])?;
+    s.handshake()?;
+    let cases = [
+        ("memory_search", json!({"query": "book", "top_k": "many"}), "INVALID_ARGUMENT"),
+        ("memory_grep", json!({"query": "book", "case_sensitive": "yes"}), "INVALID_ARGUMENT"),
+        ("memory_get", json!({"path": ".scriptorium/runtime.json"}), "PATH_OUTSIDE_WORKSPACE"),
+        ("memory_browse", json!({"prefix": 7}), "INVALID_ARGUMENT"),
+        (
+            "memory_update",
+            json!({"base_revision": "0000", "changes": [{"path": "topics/people/book-club.md", "action": "delete"}]}),
+            "CONCURRENT_UPDATE",
+        ),
+        ("memory_promote", json!({"source_id": "nope/x/y"}), "MEMORY_NOT_FOUND"),
+    ];
+    for (tool, arguments, code) in cases {
+        let (text, err) = s.call(tool, arguments)?;
+        assert!(err, "{tool}: {text}");
+        let answer: Value = serde_json::from_str(&text)?;
+        assert_eq!((answer["ok"].as_bool(), answer["error"]["code"].as_str()), (Some(false), Some(code)), "{tool}");
+    }
+    assert_eq!(s.close()?, 0);
+    assert!(ws.join("topics/people/book-club.md").is_file(), "the refused delete changed nothing");
+    let after = crate::run(scriptorium(&ws).args(["status", "--json", "--workspace"]).arg(&ws))?.json()?;
+    assert_eq!(after["revision"], before["revision"]);
+
+    // memory_status fails only when the workspace cannot open: a file where the root should be.
+    let dir = TempDir::new()?;
+    let file = dir.write("not-a-dir", b"plain file\n")?;
+    let mut s = Session::start(&file, &[])?;
+    s.handshake()?;
+    let (text, err) = s.call("memory_status", json!({}))?;
+    assert!(err, "{text}");
+    let answer: Value = serde_json::from_str(&text)?;
+    assert_eq!(answer["ok"], false, "{text}");
+    assert!(answer["error"]["code"].as_str().is_some_and(|code| !code.is_empty()), "{text}");
+    assert_eq!(s.close()?, 0);
+    assert_eq!(std::fs::read(&file)?, b"plain file\n");
+    Ok(())
+}
+
+#[test]
+fn a_client_that_disconnects_mid_call_leaves_a_clean_exit_and_an_untorn_workspace() -> TestResult {
+    let (_dir, ws) = example_copy()?;
+    let mut s = Session::start(&ws, &[])?;
+    s.handshake()?;
+    let (status, _) = s.call("memory_status", json!({}))?;
+    let revision = serde_json::from_str::<Value>(&status)?["revision"].clone();
+    let request = json!({"memory_changes": [{
+        "op": "create_record", "content": "The club votes on the next book.", "time": "2026-03-05",
+        "sources": [{"source": "openprogram/group-bookclub/b1", "label": "vote"}],
+        "destination": {"topic_path": "topics/people/voting.md", "headings": ["Voting"], "position": "end"}}],
+        "base_revision": revision});
+    s.send_line(
+        &json!({"jsonrpc": "2.0", "id": 99, "method": "tools/call",
+        "params": {"name": "memory_update", "arguments": request}})
+        .to_string(),
+    )?;
+    // Gone before the reply: both pipes closed while the update runs.
+    let Session { mut child, stdin, stdout, .. } = s;
+    drop(stdin);
+    drop(stdout);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break status;
+        }
+        if Instant::now() > deadline {
+            child.kill()?;
+            return Err("mcp did not exit after the client went away".into());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(0), "a vanished client is an ordinary end");
+    // All or nothing: either the update is installed whole or not at all, and check is clean.
+    let check = crate::run(scriptorium(&ws).args(["check", "--workspace"]).arg(&ws))?;
+    assert_eq!(check.code, Some(0), "{}\n{}", check.stdout, check.stderr);
+    let leftovers: Vec<String> = std::fs::read_dir(ws.join(".scriptorium/txn"))
+        .map(|dir| dir.filter_map(|entry| entry.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect())
+        .unwrap_or_default();
+    assert!(leftovers.is_empty(), "no staged transaction left: {leftovers:?}");
+    // Nothing holds the write lock: the next writer installs at once.
+    let installed = ws.join("topics/people/voting.md").is_file();
+    let club = std::fs::read_to_string(ws.join("topics/people/book-club.md"))?;
+    let changes = json!([{"path": "topics/people/book-club.md", "action": "write", "content": club.replacen("Thursday", "Thursday,", 1)}]);
+    let edit = ws.parent().ok_or("parent")?.join("edit.json");
+    std::fs::write(&edit, changes.to_string())?;
+    let update = crate::run(scriptorium(&ws).args(["update", "--workspace"]).arg(&ws).arg("--changes").arg(&edit))?;
+    assert_eq!(update.code, Some(0), "installed before: {installed}; {}", update.stderr);
+    Ok(())
+}

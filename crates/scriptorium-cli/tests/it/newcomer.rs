@@ -100,7 +100,16 @@ fn reading_verbs_write_nothing_outside_their_runtime_caches() -> TestResult {
     loosen_modes(ws.path())?;
     let before = tree(ws.path(), ".scriptorium")?;
     let runtime_state = std::fs::read(ws.path().join(".scriptorium/runtime.json"))?;
-    let verbs: [&[&str]; 6] = [&["status"], &["history"], &["check"], &["core"], &["search", "tea"], &["grep", "tea"]];
+    let verbs: [&[&str]; 8] = [
+        &["status"],
+        &["history"],
+        &["check"],
+        &["core"],
+        &["search", "tea"],
+        &["grep", "tea"],
+        &["recall", "tea"],
+        &["show", "topics/prefs.md#^0d9bb518"],
+    ];
     for verb in verbs {
         let out = run(scriptorium(ws.path()).args(verb).arg("--workspace").arg(ws.path()))?;
         assert!(matches!(out.code, Some(0 | 1)), "{verb:?}: {}", out.stderr);

@@ -26,7 +26,7 @@ fn outside(raw: &str) -> Error {
 /// Errors: `PATH_OUTSIDE_WORKSPACE` for an absolute path, `..`, an internal or hidden
 /// component (`.scriptorium/`, `.git/`, `memory-superseded/`, any `.name`), or any of
 /// those after percent-decoding or reading `\` as `/`; `INVALID_ARGUMENT` for a NUL.
-pub(super) fn relative(raw: &str) -> Result<String, Error> {
+pub(crate) fn relative(raw: &str) -> Result<String, Error> {
     let normalized = workspace_relative(raw).map_err(|error| match error.code() {
         scriptorium_transaction::ErrorCode::PathOutsideWorkspace => outside(raw),
         _ => Error::from(error),
@@ -61,7 +61,7 @@ pub(super) fn relative(raw: &str) -> Result<String, Error> {
 ///
 /// Errors: `PATH_OUTSIDE_WORKSPACE` for a link on the way; `INVALID_ARGUMENT` when the
 /// file does not exist or is not a regular file.
-pub(super) fn on_disk(root: &Path, relative: &str, raw: &str) -> Result<PathBuf, Error> {
+pub(crate) fn on_disk(root: &Path, relative: &str, raw: &str) -> Result<PathBuf, Error> {
     let missing = || {
         Error::new(ErrorCode::InvalidArgument, format!("no file {relative}: memory_browse lists the files"))
             .with_path(raw)
