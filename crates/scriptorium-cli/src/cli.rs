@@ -105,6 +105,10 @@ pub(crate) enum Command {
     ///
     /// Exit status: 0, 1 when the promotion or the distillation failed, 2 on bad usage.
     Promote(PromoteArgs),
+    /// Agent hooks: `hook claude-code EVENT` answers one Claude Code hook event;
+    /// `hook install claude-code` / `hook uninstall claude-code` edit Claude Code's settings.
+    #[command(subcommand)]
+    Hook(crate::hook::HookCommand),
 }
 
 /// Arguments of `sleep` and `backfill`.

@@ -28,6 +28,12 @@ pub(crate) enum CliErrorCode {
     BadQuery,
     /// `init`: the workspace directory cannot be created or opened.
     InitFailed,
+    /// `hook install` / `uninstall`: the agent's settings file is not JSON or not the documented shape.
+    SettingsInvalid,
+    /// `hook install` / `uninstall`: the settings file or its backup cannot be written.
+    SettingsWriteFailed,
+    /// `watch`: the watcher cannot start (the session store, the workspace or the file watch).
+    WatchFailed,
     /// A bug: the program panicked.
     Internal,
 }
@@ -45,6 +51,9 @@ impl CliErrorCode {
         Self::OutputFailed,
         Self::BadQuery,
         Self::InitFailed,
+        Self::SettingsInvalid,
+        Self::SettingsWriteFailed,
+        Self::WatchFailed,
         Self::Internal,
     ];
 
@@ -60,6 +69,9 @@ impl CliErrorCode {
             Self::OutputFailed => "CLI_OUTPUT_FAILED",
             Self::BadQuery => "CLI_BAD_QUERY",
             Self::InitFailed => "CLI_INIT_FAILED",
+            Self::SettingsInvalid => "CLI_SETTINGS_INVALID",
+            Self::SettingsWriteFailed => "CLI_SETTINGS_WRITE_FAILED",
+            Self::WatchFailed => "CLI_WATCH_FAILED",
             Self::Internal => "CLI_INTERNAL",
         }
     }

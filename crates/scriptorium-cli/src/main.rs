@@ -26,6 +26,8 @@ mod core_cmd;
 mod drift;
 mod error;
 mod grep;
+mod hook;
+mod hook_install;
 mod init;
 mod legacy;
 mod listing;
@@ -107,6 +109,7 @@ fn run(cli: Cli) -> Result<Outcome, CliError> {
         Command::Sleep(args) => writer_verbs::sleep(&args),
         Command::Backfill(args) => writer_verbs::backfill(&args),
         Command::Promote(args) => writer_verbs::promote(&args),
+        Command::Hook(command) => hook::run(&command),
     }
 }
 
