@@ -7,6 +7,8 @@ mod check;
 mod check_topics;
 mod crash_pipeline;
 mod example_workspace;
+mod hook_context;
+mod hook_install;
 mod listing;
 mod mcp;
 mod newcomer;
