@@ -129,6 +129,8 @@ const ALLOWED_EXTERNAL: &[(&str, &[&str])] = &[
             // SIGINT/SIGTERM during `update`: a safe flag handler, so the CLI can finish or
             // cancel the install and say which happened (`#![forbid(unsafe_code)]`).
             "signal-hook",
+            // `watch`: the transcript directories of the agents it imports from (05-dependencies: notify 8).
+            "notify",
         ],
     ),
 ];
