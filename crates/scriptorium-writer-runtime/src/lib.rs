@@ -25,6 +25,7 @@ mod batch;
 mod clock;
 mod error;
 mod failure;
+pub mod import;
 pub mod llm;
 mod migrate;
 mod model_writer;

@@ -17,7 +17,10 @@
 //!   (the usual pass, which stops at a recent mark); a longer one reads the session's
 //!   index entries in one sequential scan (about ten times cheaper per node) and walks
 //!   them in memory;
-//! - `tips(sid, head, archived)`: the branch tips, kept by every append.
+//! - `tips(sid, head, archived)`: the branch tips, kept by every append;
+//! - `import_files(path, format, session, offset, line, size, mtime_ns, fingerprint,
+//!   context, updated_at)` (version 3): how far each imported transcript file was read, so a
+//!   re-run reads only appended bytes (`import/state.rs`).
 //!
 //! A file with another application id, or with tables but no version, is foreign; a file
 //! SQLite cannot read or whose quick check fails is corrupt; both are errors and the file
@@ -42,7 +45,7 @@ pub const SESSIONS_FILE: &str = "sessions.sqlite3";
 pub const APPLICATION_ID: i32 = 0x5343_5353;
 
 /// The schema version this build writes (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i32 = 2;
+pub const SCHEMA_VERSION: i32 = 3;
 
 /// The steps from each version to the next; step `i` brings version `i` to `i + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -82,6 +85,20 @@ const MIGRATIONS: &[&str] = &[
     UPDATE nodes SET marker = json_extract(metadata, '$.\"memory_written_scriptorium\"')
         WHERE json_type(metadata, '$.\"memory_written_scriptorium\"') = 'text';
     CREATE INDEX nodes_walk ON nodes(sid, nid, pred, rewound, role, marker, id);
+",
+    "
+    CREATE TABLE import_files(
+        path TEXT PRIMARY KEY,
+        format TEXT NOT NULL,
+        session TEXT NOT NULL,
+        offset INTEGER NOT NULL,
+        line INTEGER NOT NULL,
+        size INTEGER NOT NULL,
+        mtime_ns INTEGER NOT NULL,
+        fingerprint BLOB NOT NULL,
+        context TEXT NOT NULL DEFAULT '',
+        updated_at REAL NOT NULL
+    ) WITHOUT ROWID;
 ",
 ];
 
@@ -151,11 +168,27 @@ impl SqliteStore {
     /// tip in place of its predecessor and the session head; when at least one node is
     /// new, `updated_at` becomes `now`. Returns how many nodes were new.
     pub fn append(&self, session_id: &str, messages: &[Message], now: f64) -> Result<usize, Error> {
+        self.transact(|tx| append_in(tx, session_id, messages, now)).map(|new| new.iter().filter(|new| **new).count())
+    }
+
+    /// Run `work` in one transaction: committed when it returns `Ok`, rolled back
+    /// otherwise. The importers keep their nodes and file offsets in step this way.
+    pub(crate) fn transact<R>(&self, work: impl FnOnce(&Connection) -> Result<R, Error>) -> Result<R, Error> {
+        let mut connection = self.connection();
+        let tx = connection.transaction().map_err(sql_error)?;
+        let out = work(&tx)?;
+        tx.commit().map_err(sql_error)?;
+        Ok(out)
+    }
+}
+
+/// [`SqliteStore::append`] inside the caller's transaction `tx`.
+/// Returns, per message, whether it was new.
+pub(crate) fn append_in(tx: &Connection, session_id: &str, messages: &[Message], now: f64) -> Result<Vec<bool>, Error> {
+    {
         if session_id.is_empty() {
             return Err(Error::new(ErrorCode::InvalidNode, "a session id must not be empty"));
         }
-        let mut connection = self.connection();
-        let tx = connection.transaction().map_err(sql_error)?;
         tx.execute(
             "INSERT OR IGNORE INTO sessions(id, created_at, updated_at) VALUES (?1, ?2, ?2)",
             params![session_id, now],
@@ -164,7 +197,7 @@ impl SqliteStore {
         let sid: i64 = tx
             .query_row("SELECT sid FROM sessions WHERE id = ?1", [session_id], |row| row.get(0))
             .map_err(sql_error)?;
-        let mut added = 0;
+        let mut added = Vec::with_capacity(messages.len());
         let mut head = None;
         {
             let mut find = tx.prepare_cached("SELECT nid FROM nodes WHERE sid = ?1 AND id = ?2").map_err(sql_error)?;
@@ -199,6 +232,7 @@ impl SqliteStore {
                     .map_err(sql_error)?
                     .is_some()
                 {
+                    added.push(false);
                     continue;
                 }
                 let pred: Option<i64> = match &message.predecessor {
@@ -231,17 +265,72 @@ impl SqliteStore {
                     tip.execute(params![sid, nid]).map_err(sql_error)?;
                 }
                 head = Some(nid);
-                added += 1;
+                added.push(true);
             }
         }
         if let Some(head) = head {
             tx.execute("UPDATE sessions SET head = ?1, updated_at = ?2 WHERE sid = ?3", params![head, now, sid])
                 .map_err(sql_error)?;
         }
-        tx.commit().map_err(sql_error)?;
         Ok(added)
     }
+}
 
+/// Replace the content of stored node `id` of `session_id` inside `tx` (an importer
+/// joining a reply that grew since the last run); `updated_at` becomes `now`. Returns
+/// whether the node exists.
+pub(crate) fn set_content_in(
+    tx: &Connection,
+    session_id: &str,
+    id: &str,
+    content: &Content,
+    now: f64,
+) -> Result<bool, Error> {
+    let (kind, raw) = encode_content(content);
+    let changed = tx
+        .prepare_cached(
+            "UPDATE nodes SET content_kind = ?1, content = ?2
+             WHERE sid = (SELECT sid FROM sessions WHERE id = ?3) AND id = ?4",
+        )
+        .map_err(sql_error)?
+        .execute(params![kind, raw, session_id, id])
+        .map_err(sql_error)?;
+    if changed > 0 {
+        tx.prepare_cached("UPDATE sessions SET updated_at = ?1 WHERE id = ?2")
+            .map_err(sql_error)?
+            .execute(params![now, session_id])
+            .map_err(sql_error)?;
+    }
+    Ok(changed > 0)
+}
+
+/// Make node `id` the head of `session_id` inside `tx` (no-op for an unknown node).
+pub(crate) fn set_head_in(tx: &Connection, session_id: &str, id: &str) -> Result<(), Error> {
+    tx.prepare_cached(
+        "UPDATE sessions SET head = (SELECT n.nid FROM nodes n WHERE n.sid = sessions.sid AND n.id = ?2)
+         WHERE id = ?1 AND EXISTS (SELECT 1 FROM nodes n WHERE n.sid = sessions.sid AND n.id = ?2)",
+    )
+    .map_err(sql_error)?
+    .execute(params![session_id, id])
+    .map_err(sql_error)?;
+    Ok(())
+}
+
+/// The stored node `id` of `session_id` (rewound or not) inside `tx`, if any.
+pub(crate) fn node_in(tx: &Connection, session_id: &str, id: &str) -> Result<Option<Message>, Error> {
+    let mut statement = tx
+        .prepare_cached(&format!(
+            "SELECT {NODE_COLUMNS} FROM nodes n WHERE n.sid = (SELECT sid FROM sessions WHERE id = ?1) AND n.id = ?2"
+        ))
+        .map_err(sql_error)?;
+    let mut rows = statement.query(params![session_id, id]).map_err(sql_error)?;
+    match rows.next().map_err(sql_error)? {
+        Some(row) => Ok(Some(message_from_row(row)?)),
+        None => Ok(None),
+    }
+}
+
+impl SqliteStore {
     /// Move the session head to node `head_id` (a user switching branches).
     pub fn set_head(&self, session_id: &str, head_id: &str) -> Result<(), Error> {
         let connection = self.connection();
@@ -653,7 +742,7 @@ fn session_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<SessionInfo> {
     Ok(SessionInfo { id: row.get(0)?, head_id: row.get(1)?, updated_at: row.get(2)?, archived: row.get(3)? })
 }
 
-fn sql_error(error: rusqlite::Error) -> Error {
+pub(crate) fn sql_error(error: rusqlite::Error) -> Error {
     let code = match error.sqlite_error_code() {
         Some(SqlCode::NotADatabase | SqlCode::DatabaseCorrupt) => ErrorCode::SessionStoreCorrupt,
         _ => ErrorCode::SessionStoreIo,
