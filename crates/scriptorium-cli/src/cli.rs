@@ -109,6 +109,12 @@ pub(crate) enum Command {
     /// `hook install claude-code` / `hook uninstall claude-code` edit Claude Code's settings.
     #[command(subcommand)]
     Hook(crate::hook::HookCommand),
+    /// Watch Claude Code's transcript directories: import each file as it grows, run the
+    /// write hook for sessions that gained turns, force-write idle sessions and reorganize
+    /// nightly; logs to stderr until SIGTERM or SIGINT (docs/watch.md).
+    ///
+    /// Exit status: 0 when stopped by a signal, 2 when it cannot start (`CLI_WATCH_FAILED`).
+    Watch(crate::watch::WatchArgs),
 }
 
 /// Arguments of `sleep` and `backfill`.

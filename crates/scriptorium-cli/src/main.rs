@@ -41,6 +41,7 @@ mod status;
 mod topics;
 mod transaction;
 mod views;
+mod watch;
 mod workspace;
 mod writer_cmd;
 mod writer_verbs;
@@ -110,6 +111,7 @@ fn run(cli: Cli) -> Result<Outcome, CliError> {
         Command::Backfill(args) => writer_verbs::backfill(&args),
         Command::Promote(args) => writer_verbs::promote(&args),
         Command::Hook(command) => hook::run(&command),
+        Command::Watch(args) => watch::run(&args),
     }
 }
 

@@ -80,7 +80,9 @@ fn import(store: &SqliteStore, paths: &[PathBuf], writes: Option<&Writes>) {
                 }
             }
         }
-        Err(error) => eprintln!("scriptorium watch: import failed: error[{}]: {}", error.code().as_str(), error.message()),
+        Err(error) => {
+            eprintln!("scriptorium watch: import failed: error[{}]: {}", error.code().as_str(), error.message())
+        }
     }
 }
 
@@ -109,8 +111,10 @@ fn start_writer(root: &Path, sessions: &Path, args: &WatchArgs) -> Result<Option
     let runtime = crate::model::runtime(root, sessions.to_path_buf(), Arc::new(writer))
         .map_err(|error| failed(format!("{}: {}", error.code, error.message)))?;
     let runtime = Arc::new(runtime);
-    let writes = Writes::start(Arc::clone(&runtime)).map_err(|err| failed(format!("cannot start the writer: {err}")))?;
-    let config = BackgroundConfig { poll_interval: Duration::from_secs(args.idle_poll.max(1)), ..BackgroundConfig::default() };
+    let writes =
+        Writes::start(Arc::clone(&runtime)).map_err(|err| failed(format!("cannot start the writer: {err}")))?;
+    let config =
+        BackgroundConfig { poll_interval: Duration::from_secs(args.idle_poll.max(1)), ..BackgroundConfig::default() };
     let background = Background::start(runtime, config, log_ingest())
         .map_err(|err| failed(format!("cannot start the idle watcher: {err}")))?;
     Ok(Some((writes, background)))
@@ -137,9 +141,12 @@ pub(crate) fn run(args: &WatchArgs) -> Result<Outcome, CliError> {
         .map_err(|error| failed(format!("{}: {}: {}", sessions.display(), error.code().as_str(), error.message())))?;
 
     let (events, inbox) = channel();
-    let mut watcher = notify::recommended_watcher(events).map_err(|err| failed(format!("cannot watch files: {err}")))?;
+    let mut watcher =
+        notify::recommended_watcher(events).map_err(|err| failed(format!("cannot watch files: {err}")))?;
     for dir in &dirs {
-        watcher.watch(dir, RecursiveMode::Recursive).map_err(|err| failed(format!("{}: cannot watch: {err}", dir.display())))?;
+        watcher
+            .watch(dir, RecursiveMode::Recursive)
+            .map_err(|err| failed(format!("{}: cannot watch: {err}", dir.display())))?;
         eprintln!("scriptorium watch: watching {}", dir.display());
     }
     let writer = start_writer(&root, &sessions, args)?;

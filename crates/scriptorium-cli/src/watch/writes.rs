@@ -19,7 +19,9 @@ impl Writes {
     /// Start the worker over `runtime`.
     pub(crate) fn start(runtime: Arc<Runtime>) -> std::io::Result<Writes> {
         let (queue, inbox) = channel::<String>();
-        let worker = std::thread::Builder::new().name("scriptorium-watch-writes".into()).spawn(move || work(&runtime, &inbox))?;
+        let worker = std::thread::Builder::new()
+            .name("scriptorium-watch-writes".into())
+            .spawn(move || work(&runtime, &inbox))?;
         Ok(Writes { queue: Some(queue), worker: Some(worker) })
     }
 

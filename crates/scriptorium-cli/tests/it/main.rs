@@ -5,13 +5,16 @@
 mod archive_parse;
 mod check;
 mod check_topics;
+mod claude_transcript;
 mod crash_pipeline;
 mod example_workspace;
 mod hook_context;
 mod hook_install;
+mod hook_write;
 mod listing;
 mod mcp;
 mod newcomer;
+mod scripted_model;
 mod search;
 mod transaction;
 mod views;
