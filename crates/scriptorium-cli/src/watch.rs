@@ -162,7 +162,7 @@ pub(crate) fn run(args: &WatchArgs) -> Result<Outcome, CliError> {
             Ok(Ok(event)) => {
                 let event: notify::Event = event;
                 if !event.kind.is_access() {
-                    pending.extend(event.paths.into_iter().filter(|path| files::is_transcript(path, &dirs)));
+                    pending.extend(event.paths.into_iter().filter(|path| files::wanted(path, &dirs)));
                     last_event = Instant::now();
                 }
             }

@@ -18,6 +18,7 @@ mod scripted_model;
 mod search;
 mod transaction;
 mod views;
+mod watch;
 mod writer;
 mod writer_model;
 
