@@ -125,7 +125,7 @@ fn watch_imports_as_transcripts_grow_and_stops_on_sigterm() -> TestResult {
             + &assistant("s-one", "a1", "u1", "2024-05-01T09:00:02Z", "Hi!"))
             .as_bytes(),
     )?;
-    let mut watch = Watch::start(dir.path(), &workspace, &projects, None)?;
+    let watch = Watch::start(dir.path(), &workspace, &projects, None)?;
     assert!(watch.seen.iter().any(|l| l.contains("importing only")), "{:#?}", watch.seen);
     let list = sessions(dir.path(), &workspace)?;
     assert_eq!(pending(&list, "claude-code:s-one"), Some(2), "imported at start: {list:?}");
