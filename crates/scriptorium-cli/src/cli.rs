@@ -115,6 +115,12 @@ pub(crate) enum Command {
     ///
     /// Exit status: 0 when stopped by a signal, 2 when it cannot start (`CLI_WATCH_FAILED`).
     Watch(crate::watch::WatchArgs),
+    /// Import agent transcripts into the session store: `claude-code`, `codex`,
+    /// `chatgpt` or `jsonl` (docs/format/session-import.md), idempotent and incremental;
+    /// without a PATH, the format's default directories (`~/.claude/projects`, …).
+    ///
+    /// Exit status: 0 (skipped lines are warnings), 1 when the session store fails, 2 on bad usage.
+    Import(ImportArgs),
 }
 
 /// Arguments of `sleep` and `backfill`.
@@ -339,4 +345,24 @@ pub(crate) struct McpArgs {
     /// The configuration file (default `$SCRIPTORIUM_CONFIG`, else the user's config.toml).
     #[arg(long, value_name = "FILE")]
     pub(crate) config: Option<PathBuf>,
+}
+
+/// Arguments of `import`.
+#[derive(Debug, Args)]
+pub(crate) struct ImportArgs {
+    /// The transcript format.
+    #[arg(value_name = "FORMAT", value_parser = ["claude-code", "codex", "chatgpt", "jsonl"])]
+    pub(crate) format: String,
+    /// Transcript files or directories (default: the format's own directories).
+    #[arg(value_name = "PATH")]
+    pub(crate) paths: Vec<PathBuf>,
+    /// The workspace root whose state directory holds the session store (default as for `check`).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) workspace: Option<PathBuf>,
+    /// The session store (default: `sessions.sqlite3` beside the workspace directory).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) sessions: Option<PathBuf>,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub(crate) json: bool,
 }

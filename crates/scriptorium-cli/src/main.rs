@@ -28,6 +28,7 @@ mod error;
 mod grep;
 mod hook;
 mod hook_install;
+mod import_cmd;
 mod init;
 mod legacy;
 mod listing;
@@ -112,6 +113,7 @@ fn run(cli: Cli) -> Result<Outcome, CliError> {
         Command::Promote(args) => writer_verbs::promote(&args),
         Command::Hook(command) => hook::run(&command),
         Command::Watch(args) => watch::run(&args),
+        Command::Import(args) => import_cmd::run(&args),
     }
 }
 

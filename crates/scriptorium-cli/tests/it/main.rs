@@ -11,6 +11,7 @@ mod example_workspace;
 mod hook_context;
 mod hook_install;
 mod hook_write;
+mod import;
 mod listing;
 mod mcp;
 mod newcomer;

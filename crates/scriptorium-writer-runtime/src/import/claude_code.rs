@@ -74,6 +74,10 @@ pub(crate) fn parse(tx: &Connection, ctx: &mut FileCtx<'_>, chunk: &Chunk) -> Re
     for (number, bytes) in chunk.iter() {
         let Some(line) = ctx.object(number, bytes) else { continue };
         let Some(uuid) = text_field(&line, "uuid") else { continue };
+        if message_of.contains_key(&uuid) {
+            // A line written twice: the first one counts (as a stored node would).
+            continue;
+        }
         if line.get("isSidechain").and_then(Value::as_bool) == Some(true) {
             continue;
         }

@@ -5,6 +5,7 @@ mod backfill;
 mod branches;
 mod crash;
 mod failures;
+mod import;
 mod llm_anthropic;
 mod llm_openai;
 mod model_server;
