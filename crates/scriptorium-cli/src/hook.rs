@@ -107,8 +107,7 @@ fn claude_code(args: &ClaudeCodeArgs) {
             }
             let config_path = args.config.as_deref().map(crate::workspace::expand_home);
             let loaded = config::load(config_path.as_deref(), &|name| std::env::var(name).ok());
-            let session = input.session_id.clone().unwrap_or_default();
-            let added = context::context(event, &root, sessions, loaded.config, &session, input.prompt.as_deref());
+            let added = context::context(event, &root, loaded.config, input.prompt.as_deref());
             if let Some(output) = context::output(event, &added)
                 && let Err(err) = crate::output::print(&format!("{output}\n"))
             {

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use scriptorium_retrieval::{Filters, Method, SearchRequest, Trust, matches_query, search};
+use scriptorium_retrieval::{Filters, Index, Method, SearchRequest, Trust, matches_query, search};
 
 use super::Warm;
 use crate::config::{MemoryConfig, RetrievalMethod};
@@ -22,13 +22,21 @@ pub(super) fn core(root: &Path) -> String {
 /// The contents of the top-k recallable hits for `query`, joined by blank lines: non-empty,
 /// not pending, and matching at least one query token. Any error is no recall.
 pub(super) fn recall(warm: &Warm, root: &Path, query: &str, config: &MemoryConfig) -> String {
+    if config.retrieval_method == RetrievalMethod::Agent {
+        return String::new();
+    }
+    let Ok(index) = warm.fresh_index(root) else { return String::new() };
+    recall_in(&index, query, config)
+}
+
+/// [`recall`] over an index the caller has brought up to date.
+pub(super) fn recall_in(index: &Index, query: &str, config: &MemoryConfig) -> String {
     let method = match config.retrieval_method {
         RetrievalMethod::Agent => return String::new(),
         RetrievalMethod::Bm25 => Method::Bm25,
         RetrievalMethod::Embedding => Method::Embedding,
         RetrievalMethod::Hybrid => Method::Hybrid,
     };
-    let Ok(index) = warm.fresh_index(root) else { return String::new() };
     let request = SearchRequest {
         query: query.to_owned(),
         method,
@@ -36,7 +44,7 @@ pub(super) fn recall(warm: &Warm, root: &Path, query: &str, config: &MemoryConfi
         filters: Filters { include_sources: config.include_sources, ..Filters::default() },
     };
     // No embedder ships yet: embedding and hybrid answer EMBEDDING_UNAVAILABLE, so no recall.
-    let Ok(response) = search(&index, &request, None) else { return String::new() };
+    let Ok(response) = search(index, &request, None) else { return String::new() };
     response
         .results
         .iter()

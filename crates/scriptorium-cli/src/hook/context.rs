@@ -1,15 +1,16 @@
 //! The two context events: `SessionStart` adds the fenced `core.md` (the backend's
-//! `system_prompt`), `UserPromptSubmit` adds automatic recall for the prompt (the backend's
-//! `search`, fenced once by it). The answer is Claude Code's structured output,
+//! `system_prompt`), `UserPromptSubmit` adds automatic recall for the prompt, fenced once.
+//! The answer is Claude Code's structured output,
 //! `{"hookSpecificOutput": {"hookEventName", "additionalContext"}}`.
 //!
-//! This runs as a new process before every prompt, so the backend is built without the
-//! file watcher (a watch costs more to start than one stat pass of the cached index saves).
+//! This runs as a new process before every prompt, so recall is the backend's one-shot
+//! `recall_once`: the persistent index and nothing else, no workspace handle, since opening
+//! one waits for the write lock, which a background write pass holds through its model call.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use scriptorium_backend_api::config::{BackendKind, MemoryConfig};
-use scriptorium_backend_api::{LocalBackend, MemoryBackend, Tier};
+use scriptorium_backend_api::{LocalBackend, MemoryBackend, Tier, recall_once};
 use serde_json::{Value, json};
 
 use super::event::Event;
@@ -23,23 +24,16 @@ pub(crate) fn output(event: Event, context: &str) -> Option<Value> {
 }
 
 /// The added context of a context event: `core.md` or recall for `prompt`, already fenced.
-pub(crate) fn context(
-    event: Event,
-    root: &Path,
-    sessions: Option<PathBuf>,
-    config: MemoryConfig,
-    session_id: &str,
-    prompt: Option<&str>,
-) -> String {
+/// The local person at the terminal is the owner (spec 02 §5).
+pub(crate) fn context(event: Event, root: &Path, config: MemoryConfig, prompt: Option<&str>) -> String {
     if config.backend == BackendKind::None {
         return String::new();
     }
-    let backend = LocalBackend::new(root, sessions, config).with_watcher(false);
     match event {
-        // The local person at the terminal is the owner (spec 02 §5).
-        Event::SessionStart => backend.system_prompt(Some(Tier::Owner)),
+        // `system_prompt` reads `core.md` only; it opens nothing.
+        Event::SessionStart => LocalBackend::new(root, None, config).system_prompt(Some(Tier::Owner)),
         Event::UserPromptSubmit => {
-            prompt.map_or_else(String::new, |p| backend.search(p, session_id, Some(Tier::Owner)))
+            prompt.map_or_else(String::new, |p| recall_once(root, p, Some(Tier::Owner), &config))
         }
         Event::Stop | Event::SessionEnd => String::new(),
     }

@@ -105,6 +105,22 @@ fn stop_returns_within_a_second_while_its_background_write_installs() -> TestRes
     assert_eq!(sessions[0]["id"], format!("claude-code:{SESSION}"));
     assert_eq!(sessions[0]["pending_turns"], 4, "imported before the hook returned: {sessions}");
 
+    // While the pass waits for the model it holds the write lock: a prompt still gets its
+    // recall at once (here from the source the pass archived before calling the model).
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while seen.lock().map_err(|_| "log")?.is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let prompt =
+        json!({"session_id": SESSION, "hook_event_name": "UserPromptSubmit", "prompt": "which tea in the afternoon?"});
+    let started = Instant::now();
+    let recalled = hook(dir.path(), &workspace, "user-prompt-submit", &prompt, &url)?;
+    let took = started.elapsed();
+    assert_eq!(recalled.code, Some(0), "{}", recalled.stderr);
+    assert!(took <= Duration::from_secs(1), "the prompt hook waited {took:?} for the write");
+    assert!(!workspace.join("topics/preferences.md").exists(), "the write was still running");
+    assert!(recalled.stdout.contains("I prefer oolong tea in the afternoon"), "{}", recalled.stdout);
+
     let topic = wait_for(&workspace.join("topics/preferences.md"))?;
     assert!(topic.contains("The owner prefers oolong tea in the afternoon."), "{topic}");
     // The install marks the batch after the topic; wait for the marking too.
