@@ -140,6 +140,8 @@ const ALLOWED_EXTERNAL: &[(&str, &[&str])] = &[
             // `export`: the gzip stream and the tar archive of the workspace (05-dependencies).
             "flate2",
             "tar",
+            // `watch`: the transcript directories of the agents it imports from (05-dependencies: notify 8).
+            "notify",
         ],
     ),
 ];

@@ -65,7 +65,7 @@ pub use crate::error::{
     from_writer_code,
 };
 pub use crate::fence::{FENCE_CLOSE, FENCE_OPEN, SYSTEM_NOTE, contains_fence_tag, fence, sanitize_context};
-pub use crate::local::{LocalBackend, NO_WATCH_ENV};
+pub use crate::local::{LocalBackend, NO_WATCH_ENV, recall_once};
 pub use crate::null::{DISABLED_MESSAGE, NullBackend};
 pub use crate::resolver::Resolver;
 pub use crate::tier::{Capability, Tier, allows};

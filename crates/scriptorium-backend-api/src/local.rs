@@ -3,6 +3,7 @@
 //! file-system watcher so reads skip the stat walk while nothing changed.
 
 mod fresh;
+mod once;
 mod recall;
 
 pub(crate) use self::recall::recalled;
@@ -25,6 +26,8 @@ use crate::error::{Error, ErrorCode};
 use crate::fence::fence;
 use crate::tier::{Capability, Tier, allows};
 use crate::types::{Message, ReorganizeReport, ReorganizeStatus, SessionFailure, WriteFailure};
+
+pub use self::once::recall_once;
 
 use self::fresh::{Indexed, Memos};
 use self::watch::Watch;

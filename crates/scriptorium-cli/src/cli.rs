@@ -111,6 +111,16 @@ pub(crate) enum Command {
     ///
     /// Exit status: 0, 1 when the promotion or the distillation failed, 2 on bad usage.
     Promote(PromoteArgs),
+    /// Agent hooks: `hook claude-code EVENT` answers one Claude Code hook event;
+    /// `hook install claude-code` / `hook uninstall claude-code` edit Claude Code's settings.
+    #[command(subcommand)]
+    Hook(crate::hook::HookCommand),
+    /// Watch Claude Code's transcript directories: import each file as it grows, run the
+    /// write hook for sessions that gained turns, force-write idle sessions and reorganize
+    /// nightly; logs to stderr until SIGTERM or SIGINT (docs/watch.md).
+    ///
+    /// Exit status: 0 when stopped by a signal, 2 when it cannot start (`CLI_WATCH_FAILED`).
+    Watch(crate::watch::WatchArgs),
     /// Import agent transcripts into the session store: `claude-code`, `codex`,
     /// `chatgpt` or `jsonl` (docs/format/session-import.md), idempotent and incremental;
     /// without a PATH, the format's default directories (`~/.claude/projects`, …).

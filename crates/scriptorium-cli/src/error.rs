@@ -32,6 +32,12 @@ pub(crate) enum CliErrorCode {
     EditFailed,
     /// `export`: the archive cannot be written (or a file of the workspace cannot be read into it).
     ExportFailed,
+    /// `hook install` / `uninstall`: the agent's settings file is not JSON or not the documented shape.
+    SettingsInvalid,
+    /// `hook install` / `uninstall`: the settings file or its backup cannot be written.
+    SettingsWriteFailed,
+    /// `watch`: the watcher cannot start (the session store, the workspace or the file watch).
+    WatchFailed,
     /// A bug: the program panicked.
     Internal,
     /// `serve`: the address cannot be bound, the token file cannot be kept, or the server failed.
@@ -53,6 +59,9 @@ impl CliErrorCode {
         Self::InitFailed,
         Self::EditFailed,
         Self::ExportFailed,
+        Self::SettingsInvalid,
+        Self::SettingsWriteFailed,
+        Self::WatchFailed,
         Self::Internal,
         Self::HttpServeFailed,
     ];
@@ -71,6 +80,9 @@ impl CliErrorCode {
             Self::InitFailed => "CLI_INIT_FAILED",
             Self::EditFailed => "CLI_EDIT_FAILED",
             Self::ExportFailed => "CLI_EXPORT_FAILED",
+            Self::SettingsInvalid => "CLI_SETTINGS_INVALID",
+            Self::SettingsWriteFailed => "CLI_SETTINGS_WRITE_FAILED",
+            Self::WatchFailed => "CLI_WATCH_FAILED",
             Self::Internal => "CLI_INTERNAL",
             Self::HttpServeFailed => "CLI_HTTP_SERVE_FAILED",
         }

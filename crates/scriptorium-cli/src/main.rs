@@ -35,6 +35,8 @@ mod error;
 mod export;
 mod facade;
 mod grep;
+mod hook;
+mod hook_install;
 mod import_cmd;
 mod init;
 mod json_errors;
@@ -54,6 +56,7 @@ mod status;
 mod topics;
 mod transaction;
 mod views;
+mod watch;
 mod workspace;
 mod writer_cmd;
 mod writer_verbs;
@@ -127,6 +130,8 @@ fn run(cli: Cli) -> Result<Outcome, CliError> {
         Command::Sleep(args) => writer_verbs::sleep(&args),
         Command::Backfill(args) => writer_verbs::backfill(&args),
         Command::Promote(args) => writer_verbs::promote(&args),
+        Command::Hook(command) => hook::run(&command),
+        Command::Watch(args) => watch::run(&args),
         Command::Import(args) => import_cmd::run(&args),
         Command::Recall(args) => recall::run(&args),
         Command::Show(args) => show::run(&args),

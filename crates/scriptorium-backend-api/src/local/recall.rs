@@ -23,8 +23,16 @@ pub(super) fn core(root: &Path) -> String {
 /// The contents of the top-k recallable hits for `query`, joined by blank lines: non-empty,
 /// not pending, and matching at least one query token. Any error is no recall.
 pub(super) fn recall(warm: &Warm, root: &Path, query: &str, config: &MemoryConfig) -> String {
+    if config.retrieval_method == RetrievalMethod::Agent {
+        return String::new();
+    }
     let Ok(index) = warm.fresh_index(root) else { return String::new() };
-    recalled(&index, query, config).into_iter().map(|hit| hit.content).collect::<Vec<_>>().join("\n\n")
+    recall_in(&index, query, config)
+}
+
+/// [`recall`] over an index the caller has brought up to date.
+pub(super) fn recall_in(index: &Index, query: &str, config: &MemoryConfig) -> String {
+    recalled(index, query, config).into_iter().map(|hit| hit.content).collect::<Vec<_>>().join("\n\n")
 }
 
 /// The recallable hits of `index` for `query`, best first (an error or the `agent`
