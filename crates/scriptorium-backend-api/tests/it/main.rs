@@ -3,6 +3,7 @@
 //! `LocalBackend` over them, and every answer checked as a model would read it.
 
 mod contract;
+mod inspect;
 mod support;
 mod tools_get;
 mod tools_read;
