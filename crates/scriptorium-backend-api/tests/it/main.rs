@@ -4,6 +4,7 @@
 
 mod contract;
 mod recall_once;
+mod inspect;
 mod support;
 mod tools_get;
 mod tools_read;
