@@ -42,7 +42,7 @@ fn words_undo_the_quoting_that_quote_adds() {
 fn ours_is_the_scriptorium_program_with_hook_claude_code() {
     assert!(is_ours("/usr/local/bin/scriptorium hook claude-code stop"));
     assert!(is_ours("'/my dir/scriptorium' hook claude-code user-prompt-submit --workspace '/w x'"));
-    assert!(is_ours(r"C:\bin\scriptorium.exe hook claude-code stop"));
+    assert!(is_ours(r"'C:\bin\scriptorium.exe' hook claude-code stop"));
     assert!(!is_ours("scriptorium mcp"));
     assert!(!is_ours("echo scriptorium hook claude-code"));
     assert!(!is_ours("/bin/not-scriptorium hook claude-code stop"));
