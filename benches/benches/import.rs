@@ -47,11 +47,8 @@ fn child(projects: &Path, store: &Path) {
 
 fn run_child(projects: &Path, store: &Path) -> Vec<f64> {
     let exe = std::env::current_exe().expect("this binary");
-    let out = Command::new(exe)
-        .env(CHILD, projects)
-        .env("SCRIPTORIUM_IMPORT_STORE", store)
-        .output()
-        .expect("child runs");
+    let out =
+        Command::new(exe).env(CHILD, projects).env("SCRIPTORIUM_IMPORT_STORE", store).output().expect("child runs");
     assert!(out.status.success(), "child failed: {}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8_lossy(&out.stdout).split_whitespace().filter_map(|f| f.parse().ok()).collect()
 }
@@ -77,8 +74,14 @@ fn main() {
         std::fs::write(project.join(format!("{session}.jsonl")), bytes).expect("write corpus");
     }
     let store = dir.join("sessions.sqlite3");
-    println!("import: {:.1} MB of Claude Code JSONL in 21 files (fresh child process per run)", total as f64 / f64::from(1 << 20));
-    println!("{:>10} {:>10} {:>9} {:>9} {:>9} {:>8} {:>11} {:>10}", "run", "MB read", "lines", "turns", "wall s", "CPU s", "peak RSS MB", "goal");
+    println!(
+        "import: {:.1} MB of Claude Code JSONL in 21 files (fresh child process per run)",
+        total as f64 / f64::from(1 << 20)
+    );
+    println!(
+        "{:>10} {:>10} {:>9} {:>9} {:>9} {:>8} {:>11} {:>10}",
+        "run", "MB read", "lines", "turns", "wall s", "CPU s", "peak RSS MB", "goal"
+    );
     for (label, goal) in [("first", "≤10 s, ≤200 MB"), ("unchanged", "≤0.5 s")] {
         let fields = run_child(&projects, &store);
         let [bytes, lines, turns, secs, cpu, hwm] = fields[..] else { panic!("unexpected child output {fields:?}") };
