@@ -206,13 +206,16 @@ fn update_figures(pristine: &Path, source: &str) {
     }
 }
 
+/// One client's latencies per route, then its acknowledged updates, conflicts and other failures.
+type ClientTally = (BTreeMap<&'static str, Vec<Duration>>, usize, usize, usize);
+
 fn load_figures(pristine: &Path, source: &str) {
     let seconds: u64 = std::env::var("HTTP_LOAD_SECONDS").ok().and_then(|s| s.parse().ok()).unwrap_or(10);
     let dir = fresh_copy(pristine, "load");
     let server = Server::start(&dir);
     let deadline = Instant::now() + Duration::from_secs(seconds);
     let started = Instant::now();
-    let all: Vec<(BTreeMap<&str, Vec<Duration>>, usize, usize, usize)> = std::thread::scope(|scope| {
+    let all: Vec<ClientTally> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..CLIENTS)
             .map(|c| {
                 let server = &server;
