@@ -3,8 +3,8 @@
 //! `LocalBackend` over them, and every answer checked as a model would read it.
 
 mod contract;
-mod recall_once;
 mod inspect;
+mod recall_once;
 mod support;
 mod tools_get;
 mod tools_read;

@@ -41,7 +41,7 @@ fn an_export_imports_its_tree_with_current_node_as_head() -> TestResult {
     assert_eq!(speakers, ["owner (owner/local)", "chatgpt (runtime/agent%2Fchatgpt)", "owner (owner/local)"]);
 
     let before = snapshot(&store, SESSION);
-    let again = run(&store, Format::ChatGpt, &[file.clone()])?;
+    let again = run(&store, Format::ChatGpt, std::slice::from_ref(&file))?;
     assert_eq!((again.files_unchanged, again.nodes_added), (1, 0));
     // A new export of the same history (touched, same bytes plus nothing) adds nothing.
     let bytes = std::fs::read(&file)?;

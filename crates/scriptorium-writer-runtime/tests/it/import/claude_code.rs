@@ -23,7 +23,7 @@ fn the_fixture_imports_as_a_tree_of_turns_and_machinery() -> TestResult {
     let dir = TempDir::new("import-cc");
     let root = projects(&dir);
     let store = store(&dir);
-    let report = run(&store, Format::ClaudeCode, &[root.clone()])?;
+    let report = run(&store, Format::ClaudeCode, std::slice::from_ref(&root))?;
     // The subagent transcript under `<session>/subagents/` is not walked.
     assert_eq!(report.files_seen, 1);
     assert_eq!(report.lines_read, 31);
@@ -95,7 +95,7 @@ fn a_second_run_changes_nothing_and_reads_nothing() -> TestResult {
     let dir = TempDir::new("import-cc-again");
     let root = projects(&dir);
     let store = store(&dir);
-    run(&store, Format::ClaudeCode, &[root.clone()])?;
+    run(&store, Format::ClaudeCode, std::slice::from_ref(&root))?;
     let before = snapshot(&store, SESSION);
     let again = run(&store, Format::ClaudeCode, &[root])?;
     assert_eq!((again.files_seen, again.files_unchanged, again.lines_read, again.nodes_added), (1, 1, 0, 0));
@@ -114,11 +114,11 @@ fn appended_lines_are_the_only_ones_read_and_a_reply_that_grows_is_joined() -> T
     let cut = whole.iter().enumerate().filter(|(_, b)| **b == b'\n').nth(24).map(|(i, _)| i + 1).ok_or("lines")?;
     std::fs::write(&file, whole.get(..cut + 20).ok_or("cut")?)?;
     let store = store(&dir);
-    let first = run(&store, Format::ClaudeCode, &[file.clone()])?;
+    let first = run(&store, Format::ClaudeCode, std::slice::from_ref(&file))?;
     assert_eq!(first.lines_read, 25);
     assert_eq!(turns(&store, SESSION, None), [t("o1", "user", "Orphan prompt"), t("a8", "assistant", "Part one")]);
     std::fs::OpenOptions::new().append(true).open(&file)?.write_all(whole.get(cut + 20..).ok_or("rest")?)?;
-    let second = run(&store, Format::ClaudeCode, &[file.clone()])?;
+    let second = run(&store, Format::ClaudeCode, std::slice::from_ref(&file))?;
     assert_eq!((second.lines_read, second.files_reread, second.turns_extended), (6, 0, 1));
     assert!(second.problems.is_empty(), "{:?}", second.problems);
     assert_eq!(
@@ -142,12 +142,12 @@ fn a_rewritten_prefix_is_read_again_without_duplicates_and_deleted_files_stay() 
     let root = projects(&dir);
     let file = root.join("-home-ana-proj").join(FILE);
     let store = store(&dir);
-    run(&store, Format::ClaudeCode, &[root.clone()])?;
+    run(&store, Format::ClaudeCode, std::slice::from_ref(&root))?;
     let before = snapshot(&store, SESSION);
     // Same lines, first one changed (a title rewritten): the prefix no longer matches.
     let text = std::fs::read_to_string(&file)?.replacen("Greeting and edits", "Greeting, edits", 1);
     std::fs::write(&file, text)?;
-    let again = run(&store, Format::ClaudeCode, &[root.clone()])?;
+    let again = run(&store, Format::ClaudeCode, std::slice::from_ref(&root))?;
     assert_eq!((again.files_reread, again.lines_read, again.nodes_added, again.turns_extended), (1, 31, 0, 0));
     assert_eq!(snapshot(&store, SESSION), before);
     // Claude Code deletes old transcripts; the store keeps what was imported.

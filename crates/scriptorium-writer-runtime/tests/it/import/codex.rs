@@ -65,9 +65,9 @@ fn a_rollback_read_in_an_earlier_run_still_shapes_the_branch() -> TestResult {
     let cut = whole.iter().enumerate().filter(|(_, b)| **b == b'\n').nth(12).map(|(i, _)| i + 1).ok_or("lines")?;
     std::fs::write(&file, whole.get(..cut).ok_or("cut")?)?;
     let grown = store(&dir);
-    assert_eq!(run(&grown, Format::Codex, &[file.clone()])?.turns_added, 4);
+    assert_eq!(run(&grown, Format::Codex, std::slice::from_ref(&file))?.turns_added, 4);
     std::fs::OpenOptions::new().append(true).open(&file)?.write_all(whole.get(cut..).ok_or("rest")?)?;
-    let second = run(&grown, Format::Codex, &[file.clone()])?;
+    let second = run(&grown, Format::Codex, std::slice::from_ref(&file))?;
     assert_eq!((second.lines_read, second.turns_added), (5, 2));
 
     let other = TempDir::new("import-codex-once");

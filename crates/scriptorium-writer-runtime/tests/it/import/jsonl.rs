@@ -15,7 +15,7 @@ fn the_documented_fields_import_as_given() -> TestResult {
     let file = dir.path().join("agent-log.jsonl");
     std::fs::copy(fixtures("jsonl").join("agent-log.jsonl"), &file)?;
     let store = store(&dir);
-    let report = run(&store, Format::Jsonl, &[file.clone()])?;
+    let report = run(&store, Format::Jsonl, std::slice::from_ref(&file))?;
     let problems: Vec<(ProblemCode, Option<u64>)> = report.problems.iter().map(|p| (p.code, p.line)).collect();
     assert_eq!(
         problems,
@@ -46,7 +46,7 @@ fn the_documented_fields_import_as_given() -> TestResult {
     );
     // Speakers as given: owner, the agent under the owner, a paired person, a legacy
     // line with only a display name; the mcp_browser line is no record.
-    let labels = |head: &str| -> Result<Vec<(String, Option<String>)>, Box<dyn std::error::Error>> {
+    let labels = |head: &str| -> Result<Labels, Box<dyn std::error::Error>> {
         let branch = store.get_branch(SESSION, Some(head))?;
         Ok(records(SESSION, &branch, 0)?.into_iter().map(|r| (r.speaker, r.source.authority_tier)).collect())
     };
@@ -74,14 +74,14 @@ fn an_unterminated_last_line_waits_until_it_is_complete() -> TestResult {
         "{\"id\":\"a\",\"role\":\"user\",\"content\":\"one\"}\n{\"id\":\"b\",\"role\":\"assistant\",\"cont",
     )?;
     let store = store(&dir);
-    let first = run(&store, Format::Jsonl, &[file.clone()])?;
+    let first = run(&store, Format::Jsonl, std::slice::from_ref(&file))?;
     assert_eq!((first.lines_read, first.nodes_added, first.problems.len()), (1, 1, 0));
     std::fs::write(
         &file,
         "{\"id\":\"a\",\"role\":\"user\",\"content\":\"one\"}\n{\"id\":\"b\",\"role\":\"assistant\",\"content\":\"two\",\"parent\":\"a\"}",
     )?;
     // Complete JSON without its LF counts as a line.
-    let second = run(&store, Format::Jsonl, &[file.clone()])?;
+    let second = run(&store, Format::Jsonl, std::slice::from_ref(&file))?;
     assert_eq!((second.lines_read, second.nodes_added, second.files_reread), (1, 1, 0));
     assert_eq!(turns(&store, "jsonl:s", None), [t("a", "user", "one"), t("b", "assistant", "two")]);
     Ok(())
@@ -98,3 +98,6 @@ fn a_missing_path_is_reported_and_the_rest_imported() -> TestResult {
     assert_eq!(report.nodes_added, 1);
     Ok(())
 }
+
+/// Each turn's text and speaker label.
+type Labels = Vec<(String, Option<String>)>;

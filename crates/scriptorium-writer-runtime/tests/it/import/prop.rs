@@ -88,10 +88,10 @@ proptest! {
         let session = "claude-code:s";
         let dir = TempDir::new("import-prop");
         let whole = dir.path().join("whole").join("s.jsonl");
-        std::fs::create_dir_all(whole.parent().unwrap()).unwrap();
-        std::fs::write(&whole, &bytes).unwrap();
+        std::fs::create_dir_all(whole.parent().expect("a parent")).expect("the test step");
+        std::fs::write(&whole, &bytes).expect("the test step");
         let once = store(&dir);
-        run(&once, Format::ClaudeCode, &[whole]).unwrap();
+        run(&once, Format::ClaudeCode, &[whole]).expect("the test step");
 
         let grown_dir = TempDir::new("import-prop-grown");
         let grown = grown_dir.path().join("s.jsonl");
@@ -99,16 +99,16 @@ proptest! {
         let mut cuts: Vec<usize> = cuts.iter().map(|cut| cut.index(bytes.len() + 1)).collect();
         cuts.sort_unstable();
         cuts.push(bytes.len());
-        let mut file = std::fs::File::create(&grown).unwrap();
+        let mut file = std::fs::File::create(&grown).expect("the test step");
         let mut written = 0;
         for cut in cuts {
-            file.write_all(&bytes[written..cut]).unwrap();
-            file.flush().unwrap();
+            file.write_all(&bytes[written..cut]).expect("the test step");
+            file.flush().expect("the test step");
             written = cut;
-            run(&chunked, Format::ClaudeCode, &[grown.clone()]).unwrap();
+            run(&chunked, Format::ClaudeCode, std::slice::from_ref(&grown)).expect("the test step");
         }
         prop_assert_eq!(snapshot(&chunked, session), snapshot(&once, session));
-        let again = run(&chunked, Format::ClaudeCode, &[grown]).unwrap();
+        let again = run(&chunked, Format::ClaudeCode, &[grown]).expect("the test step");
         prop_assert_eq!(again.nodes_added + again.turns_extended, 0);
     }
 }
