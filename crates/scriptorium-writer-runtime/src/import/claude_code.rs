@@ -300,8 +300,10 @@ fn block_type(block: &Value) -> Option<&str> {
 }
 
 /// The non-blank texts of one reply, a blank line between them, line ends as LF.
+/// Each text is normalized before the join, so a CR ending one piece never merges with
+/// the separator: a reply joined in one run equals the same reply joined across runs.
 fn join(texts: Vec<String>) -> String {
-    normalize(&texts.into_iter().filter(|text| !text.trim().is_empty()).collect::<Vec<_>>().join("\n\n"))
+    texts.iter().filter(|text| !text.trim().is_empty()).map(|text| normalize(text)).collect::<Vec<_>>().join("\n\n")
 }
 
 /// CRLF (and a lone CR) as LF: turn text is compared and archived line by line.
