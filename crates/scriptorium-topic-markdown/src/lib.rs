@@ -66,6 +66,7 @@ pub use crate::normalize::{
     Baseline, CommittedIndex, NormalizeOptions, Normalized, Removal, normalize, normalize_changed, rewrite_links,
     unlocated_handle,
 };
+pub use crate::paths::percent_decode;
 pub use crate::source::{MemorySources, SourceLookup, SourceReadError, SourceResolver};
 pub use crate::temporal::{EvidenceTime, PartialDate, TimeWindow};
 pub use crate::text::split_lines;

@@ -80,8 +80,9 @@ pub(crate) fn component_cmp(a: &str, b: &str) -> Ordering {
     a.split('/').cmp(b.split('/'))
 }
 
-/// `urllib.parse.unquote`: `%XX` sequences decoded as UTF-8, invalid bytes replaced.
-pub(crate) fn percent_decode(text: &str) -> String {
+/// `urllib.parse.unquote`: `%XX` sequences decoded as UTF-8, invalid bytes replaced;
+/// anything that is not a valid escape stays as it is. One round only.
+pub fn percent_decode(text: &str) -> String {
     if !text.contains('%') {
         return text.to_owned();
     }

@@ -6,6 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
+pub(crate) use scriptorium_backend_api::layers::topic_markdown::percent_decode;
 use scriptorium_transaction::{is_hidden_component, workspace_relative};
 
 use super::error::ApiError;
@@ -96,31 +97,6 @@ pub(crate) fn crosses_link(root: &Path, relative: &str) -> bool {
         }
     }
     false
-}
-
-/// Decode `%XX` escapes; invalid UTF-8 becomes U+FFFD.
-pub(crate) fn percent_decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut at = 0;
-    while let Some(&byte) = bytes.get(at) {
-        let escape = (byte == b'%').then(|| Some((hex(*bytes.get(at + 1)?)?, hex(*bytes.get(at + 2)?)?))).flatten();
-        match escape {
-            Some((high, low)) => {
-                out.push(high << 4 | low);
-                at += 3;
-            }
-            None => {
-                out.push(byte);
-                at += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-fn hex(digit: u8) -> Option<u8> {
-    char::from(digit).to_digit(16).and_then(|value| u8::try_from(value).ok())
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
+use scriptorium_topic_markdown::percent_decode;
 use scriptorium_transaction::{is_hidden_component, workspace_relative};
 
 use crate::error::{Error, ErrorCode};
@@ -84,31 +85,6 @@ pub(crate) fn on_disk(root: &Path, relative: &str, raw: &str) -> Result<PathBuf,
         .with_path(raw)),
         Err(_) => Err(missing()),
     }
-}
-
-/// One round of `%XX` decoding; anything that is not a valid escape stays as it is.
-fn percent_decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut at = 0;
-    while let Some(&byte) = bytes.get(at) {
-        let escape = (byte == b'%').then(|| Some((hex(*bytes.get(at + 1)?)?, hex(*bytes.get(at + 2)?)?))).flatten();
-        match escape {
-            Some((high, low)) => {
-                out.push(high << 4 | low);
-                at += 3;
-            }
-            None => {
-                out.push(byte);
-                at += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-fn hex(digit: u8) -> Option<u8> {
-    char::from(digit).to_digit(16).and_then(|value| u8::try_from(value).ok())
 }
 
 #[cfg(test)]
