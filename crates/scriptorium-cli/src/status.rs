@@ -97,7 +97,9 @@ pub(crate) fn run(args: &StatusArgs) -> Result<Outcome, CliError> {
         return Ok(Outcome::Clean);
     }
 
-    let mut out = format!("workspace: {}\nrevision: {revision}\n", root.display());
+    // Spec 02 §8.3 opens the human status with the memory root; the counts follow as lines
+    // a person reads (the pretty status object is `--json`).
+    let mut out = format!("memory root: {}\nrevision: {revision}\n", root.display());
     let number = |key: &str| usize::try_from(count_of(key).as_u64().unwrap_or(0)).unwrap_or(usize::MAX);
     out.push_str(&format!("topics: {}\n", count(number("topic_files"), "file", "files")));
     out.push_str(&format!("sources: {}\n", count(number("source_files"), "file", "files")));

@@ -1,5 +1,6 @@
 //! `scriptorium status --json` carries the full status object of spec 02 §7 (what
-//! `memory_status` answers), plus `workspace_path` and the CLI's own sections.
+//! `memory_status` answers), plus `workspace_path` and the CLI's own sections; the human
+//! status opens with `memory root: <path>` (spec 02 §8.3).
 
 use crate::{TempDir, TestResult, copy_tree, run, scriptorium, vectors};
 
@@ -51,6 +52,10 @@ fn status_carries_every_field_of_the_status_object() -> TestResult {
     assert_eq!(status["workspace"], id.trim());
 
     let human = run(scriptorium(dir.path()).args(["status", "--workspace"]).arg(root))?;
+    assert_eq!(human.code, Some(0), "{}", human.stderr);
+    // Spec 02 §8.3: the human status opens with the memory root.
+    let first = human.stdout.lines().next().unwrap_or_default();
+    assert_eq!(first, format!("memory root: {}", root.display()), "{}", human.stdout);
     let blocks = status["blocks"].as_u64().unwrap_or_default();
     assert!(human.stdout.contains(&format!("memory: {blocks} blocks, ")), "{}", human.stdout);
     assert!(human.stdout.contains("; core.md exists\n"), "{}", human.stdout);
