@@ -27,6 +27,8 @@ pub(crate) fn app(state: Arc<State>, max_body: usize) -> Router {
         .route("/api/memory/refs", get(routes_memory::refs))
         .route("/api/memory/changes", post(routes_memory::changes))
         .route("/api/memory/topics", get(routes_topics::list))
+        // axum's `{*path}` never matches an empty path: the topics directory itself is 403 here.
+        .route("/api/memory/topics/", get(routes_topics::get).put(routes_topics::put).delete(routes_topics::delete))
         .route("/api/memory/topics/{*path}", get(routes_topics::get).put(routes_topics::put).delete(routes_topics::delete))
         .route("/api/memory/timeline", get(routes_topics::timeline))
         .route("/api/memory/timeline/{date}", get(routes_topics::timeline_day))

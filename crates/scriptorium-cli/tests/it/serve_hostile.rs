@@ -276,6 +276,27 @@ fn path_traversal_in_every_form_is_forbidden_and_changes_nothing() -> Result {
 }
 
 #[test]
+fn the_topics_directory_itself_is_forbidden_and_changes_nothing() -> Result {
+    let dir = TempDir::new()?;
+    let server = example_server(&dir, &[])?;
+    let before = tree_hash(&server.workspace, false)?;
+    // Spec 02 §8.4: PUT and DELETE on the topics directory itself are 403, in every
+    // spelling of "no file below topics/".
+    for spelling in ["", ".", "./", "%2e", "%2E", "%2e%2f", "%2E/", "%252e", "./.", "garden/..", "garden/%2e%2e", "/"] {
+        let target = format!("/api/memory/topics/{spelling}");
+        for (method, body) in
+            [("PUT", Some(json!({"content": herbs("Overwritten.")}))), ("DELETE", None), ("GET", None)]
+        {
+            let reply = server.call(method, &target, body.as_ref())?;
+            assert_eq!(reply.status, 403, "{method} {target}: {}", reply.text());
+            assert_eq!(reply.code().as_deref(), Some("PATH_OUTSIDE_WORKSPACE"), "{method} {target}");
+        }
+    }
+    assert_eq!(tree_hash(&server.workspace, false)?, before, "the workspace changed");
+    Ok(())
+}
+
+#[test]
 fn binding_beyond_loopback_needs_the_flag_and_warns() -> Result {
     let dir = TempDir::new()?;
     let ws = dir.path().join("memory");
