@@ -155,6 +155,14 @@ impl Error {
         self.path.as_deref()
     }
 
+    /// The structured details of the transaction error this came from (the violations of
+    /// an `INVALID_TOPIC_FORMAT`, the revisions of a `CONCURRENT_UPDATE`, …), if any.
+    pub fn details(&self) -> Option<&serde_json::Map<String, serde_json::Value>> {
+        let source = self.source.as_deref()?;
+        let lower = source.downcast_ref::<scriptorium_transaction::Error>()?;
+        Some(lower.details()).filter(|details| !details.is_empty())
+    }
+
     fn lowered(
         code: Option<ErrorCode>,
         lower: &'static str,

@@ -35,6 +35,7 @@ mod fence;
 pub mod inspect;
 mod local;
 mod null;
+pub mod paths;
 mod resolver;
 mod tier;
 pub mod tools;
@@ -65,7 +66,7 @@ pub use crate::error::{
     from_writer_code,
 };
 pub use crate::fence::{FENCE_CLOSE, FENCE_OPEN, SYSTEM_NOTE, contains_fence_tag, fence, sanitize_context};
-pub use crate::local::{LocalBackend, NO_WATCH_ENV, recall_once};
+pub use crate::local::{HandEdit, LocalBackend, NO_WATCH_ENV, recall_once};
 pub use crate::null::{DISABLED_MESSAGE, NullBackend};
 pub use crate::resolver::Resolver;
 pub use crate::tier::{Capability, Tier, allows};

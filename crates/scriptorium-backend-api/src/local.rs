@@ -3,6 +3,7 @@
 //! file-system watcher so reads skip the stat walk while nothing changed.
 
 mod fresh;
+mod hand_edit;
 mod once;
 mod recall;
 
@@ -27,6 +28,7 @@ use crate::fence::fence;
 use crate::tier::{Capability, Tier, allows};
 use crate::types::{Message, ReorganizeReport, ReorganizeStatus, SessionFailure, WriteFailure};
 
+pub use self::hand_edit::HandEdit;
 pub use self::once::recall_once;
 
 use self::fresh::{Indexed, Memos};

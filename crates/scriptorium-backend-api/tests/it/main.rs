@@ -3,6 +3,7 @@
 //! `LocalBackend` over them, and every answer checked as a model would read it.
 
 mod contract;
+mod hand_edit;
 mod inspect;
 mod recall_once;
 mod support;

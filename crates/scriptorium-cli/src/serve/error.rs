@@ -97,17 +97,16 @@ pub(crate) fn status_of(code: &str) -> StatusCode {
     }
 }
 
-/// A transaction error as the `TxError` body `{ok:false, error:{code, message, path?, details?}}`
-/// with its status.
-pub(crate) fn tx_error(error: &scriptorium_transaction::Error) -> ApiError {
-    let code = scriptorium_backend_api::from_transaction_code(error.code())
-        .map_or(error.code().as_str(), scriptorium_backend_api::ErrorCode::as_str);
+/// A backend error (a transaction's converts with `into()`) as the `TxError` body
+/// `{ok:false, error:{code, message, path?, details?}}` with its status.
+pub(crate) fn backend_error(error: &scriptorium_backend_api::Error) -> ApiError {
+    let code = error.code().as_str();
     let mut inner = json!({"code": code, "message": error.message()});
     if let Some(path) = error.path() {
         inner["path"] = json!(path);
     }
-    if !error.details().is_empty() {
-        inner["details"] = Value::Object(error.details().clone());
+    if let Some(details) = error.details() {
+        inner["details"] = Value::Object(details.clone());
     }
     ApiError::body(status_of(code), json!({"ok": false, "error": inner}))
 }

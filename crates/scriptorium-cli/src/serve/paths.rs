@@ -1,18 +1,15 @@
-//! Path parameters, resolved by the transaction's one rule (`workspace_relative`: no
-//! absolute path, no `..`, no internal component at any depth) and the listing's hidden
-//! rule, for every spelling a careless consumer might decode the raw path to
-//! (percent-decoded repeatedly, `\` read as `/`), and then on disk without following a
-//! symbolic link at any component. A refusal never tells what exists where.
+//! Path parameters, resolved by backend-api's one name check (`workspace_path`: no
+//! absolute path, no `..`, no internal or hidden component, in every spelling a careless
+//! consumer might decode the raw path to, percent-decoded repeatedly and `\` read as `/`),
+//! named as the URL decodes them once, and then on disk without following a symbolic link
+//! at any component. A refusal never tells what exists where.
 
 use std::path::{Path, PathBuf};
 
 pub(crate) use scriptorium_backend_api::layers::topic_markdown::percent_decode;
-use scriptorium_transaction::{is_hidden_component, workspace_relative};
+use scriptorium_backend_api::paths::{Spelling, workspace_path};
 
 use super::error::ApiError;
-
-/// How many rounds of percent-decoding are checked (`%25252e` is three).
-const DECODE_ROUNDS: usize = 4;
 
 /// The code of every refusal.
 pub(crate) const OUTSIDE: &str = "PATH_OUTSIDE_WORKSPACE";
@@ -22,35 +19,10 @@ fn forbidden() -> ApiError {
 }
 
 /// The normalized workspace-relative path that `raw` (as sent, before any decoding)
-/// names, after one round of percent-decoding, checked in every spelling.
+/// names, after one round of percent-decoding, checked in every spelling; the workspace
+/// itself (an empty path, `.`) is refused too.
 pub(crate) fn relative(raw: &str) -> Result<String, ApiError> {
-    let mut spelling = raw.to_owned();
-    let mut decoded_once = None;
-    for _ in 0..=DECODE_ROUNDS {
-        for variant in [spelling.clone(), spelling.replace('\\', "/")] {
-            if variant.contains('\0') || variant.starts_with('/') {
-                return Err(forbidden());
-            }
-            let Ok(normal) = workspace_relative(&variant) else { return Err(forbidden()) };
-            if normal.split('/').any(is_hidden_component) {
-                return Err(forbidden());
-            }
-        }
-        let next = percent_decode(&spelling);
-        if decoded_once.is_none() {
-            decoded_once = Some(next.clone());
-        }
-        if next == spelling {
-            break;
-        }
-        spelling = next;
-    }
-    let name = decoded_once.unwrap_or_else(|| raw.to_owned());
-    let normal = workspace_relative(&name).map_err(|_| forbidden())?;
-    if normal.is_empty() {
-        return Err(forbidden());
-    }
-    Ok(normal)
+    workspace_path(raw, Spelling::PercentEncoded).map_err(|_| forbidden())
 }
 
 /// A topic file path: `relative` checked, under `topics/`, ending in `.md`, and not the

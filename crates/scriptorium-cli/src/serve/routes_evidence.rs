@@ -6,12 +6,14 @@ use std::sync::Arc;
 use axum::Json;
 use axum::extract::{Query, State};
 use axum::response::{IntoResponse, Response};
-use scriptorium_archive_format::{SpeakerView, is_v2_source_path, parse_bytes, source_anchor, split_record_header};
-use scriptorium_backend_api::sanitize_context;
+use scriptorium_backend_api::layers::archive_format::{
+    SpeakerView, is_v2_source_path, parse_bytes, source_anchor, split_record_header,
+};
+use scriptorium_backend_api::{HandEdit, sanitize_context};
 use serde_json::{Value, json};
 
 use super::body::{JsonBody, required_text};
-use super::error::{ApiError, tx_error};
+use super::error::{ApiError, backend_error};
 use super::routes_memory::Params;
 use super::state::{State as Shared, blocking};
 use super::{hand_edit, paths};
@@ -84,15 +86,13 @@ pub(crate) async fn validate(State(state): AppState, body: JsonBody) -> Result<R
         return Err(ApiError::forbidden(paths::OUTSIDE, "the path goes through a symbolic link"));
     }
     let content = required_text(&body, "content")?.to_owned();
-    let outcome = blocking(move || {
-        hand_edit::change(&path, Some(content)).and_then(|change| hand_edit::dry_run(&state, vec![change]))
-    })
-    .await?;
+    let edit = HandEdit { dry_run: true, ..HandEdit::one(path, Some(content), "memory: validate") };
+    let outcome = blocking(move || hand_edit::apply(&state, &edit)).await?;
     let value = match outcome {
-        Ok(()) => json!({"valid": true}),
+        Ok(_) => json!({"valid": true}),
         Err(error) => {
             let mut answer = json!({"valid": false});
-            let rendered = tx_error(&error);
+            let rendered = backend_error(&error);
             answer["error"] = rendered.into_body()["error"].clone();
             answer
         }

@@ -7,11 +7,12 @@ use std::sync::Arc;
 use axum::Json;
 use axum::extract::{Query, State};
 use axum::response::{IntoResponse, Response};
-use scriptorium_transaction::{CitationScope, Edit, Error, ErrorCode, FileChange, History, HistoryEntry, TopicPath};
+use scriptorium_backend_api::HandEdit;
+use scriptorium_backend_api::layers::transaction::{Error, ErrorCode, History, HistoryEntry};
 use serde_json::{Value, json};
 
 use super::body::{JsonBody, required_text};
-use super::error::{ApiError, tx_error};
+use super::error::{ApiError, backend_error};
 use super::routes_memory::Params;
 use super::state::{State as Shared, blocking};
 use super::{hand_edit, paths};
@@ -55,7 +56,7 @@ pub(crate) async fn history(State(state): AppState, Query(query): Params) -> Res
             .collect())
     })
     .await?
-    .map_err(|error| tx_error(&error))?;
+    .map_err(|error| backend_error(&error.into()))?;
     Ok(Json(Value::Array(rows)).into_response())
 }
 
@@ -104,7 +105,7 @@ pub(crate) async fn diff(State(state): AppState, Query(query): Params) -> Result
         }))
     })
     .await?
-    .map_err(|error| tx_error(&error))?;
+    .map_err(|error| backend_error(&error.into()))?;
     Ok(Json(value).into_response())
 }
 
@@ -121,33 +122,30 @@ pub(crate) async fn restore(State(state): AppState, body: JsonBody) -> Result<Re
         return Err(ApiError::forbidden(paths::OUTSIDE, "the path goes through a symbolic link"));
     }
     let commit = required_text(&body, "commit")?.to_owned();
-    let outcome = blocking(move || -> Result<Option<Value>, Error> {
+    let outcome = blocking(move || -> Result<Option<Value>, scriptorium_backend_api::Error> {
         let history = History::open_existing(&state.root)?
             .ok_or_else(|| Error::new(ErrorCode::MemoryNotFound, "the workspace has no history yet"))?;
         let then = history.files_at(&commit, &[path.as_str()])?;
         let now = std::fs::read(state.root.join(&path)).ok();
-        let change = match (then.get(&path), now) {
+        let content = match (then.get(&path), now) {
             (Some(bytes), Some(current)) if *bytes == current => return Ok(None),
             (None, None) => return Ok(None),
-            (Some(bytes), _) => {
-                let content = String::from_utf8(bytes.clone())
-                    .map_err(|_| Error::new(ErrorCode::InvalidTopicFormat, "not UTF-8").with_path(&path))?;
-                FileChange { path: TopicPath::new(&path)?, content: Some(content) }
-            }
-            (None, Some(_)) => FileChange { path: TopicPath::new(&path)?, content: None },
+            (Some(bytes), _) => Some(
+                String::from_utf8(bytes.clone())
+                    .map_err(|_| Error::new(ErrorCode::InvalidTopicFormat, "not UTF-8").with_path(&path))?,
+            ),
+            (None, Some(_)) => None,
         };
-        let mut request =
-            hand_edit::owner_request(Edit::Changes(vec![change]), &format!("memory: restore {commit} {path}"));
-        request.citations = CitationScope::AnyTrusted;
+        let mut edit = HandEdit::one(path.clone(), content, format!("memory: restore {commit} {path}"));
         // Restored paragraphs keep the block ids they had, so links to them work again.
-        request.known_ids_from = then.into_iter().collect::<BTreeMap<_, _>>();
-        let result = hand_edit::apply_request(&state, request)?;
+        edit.known_ids_from = then.into_iter().collect::<BTreeMap<_, _>>();
+        let result = hand_edit::install(&state, &edit)?;
         Ok(Some(
             json!({"ok": true, "restored": true, "revision": result.revision, "changed_files": result.changed_files}),
         ))
     })
     .await?
-    .map_err(|error| tx_error(&error))?;
+    .map_err(|error| backend_error(&error))?;
     Ok(Json(outcome.unwrap_or_else(|| json!({"ok": true, "restored": false, "message": "the file already matches"})))
         .into_response())
 }

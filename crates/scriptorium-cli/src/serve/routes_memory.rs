@@ -8,13 +8,16 @@ use axum::extract::{Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use scriptorium_backend_api::Caller;
-use scriptorium_derived_views::{CORE_TOKEN_BUDGET, CoreReport, RECENT_LIMIT, count_o200k};
-use scriptorium_topic_markdown::{Mode, SourceResolver, parse_tree};
-use scriptorium_transaction::{CORE_REPORT_FILE, Listing, RUNTIME_DIR, RealVfs, Scope, WorkspaceSources};
+use scriptorium_backend_api::layers::derived_views::{CORE_TOKEN_BUDGET, CoreReport, RECENT_LIMIT, count_o200k};
+use scriptorium_backend_api::layers::topic_markdown::{Mode, SourceResolver, parse_tree};
+use scriptorium_backend_api::layers::transaction::{
+    CORE_REPORT_FILE, FileClass, Listing, RUNTIME_DIR, RealVfs, STAGED_EDIT_LOCK_TIMEOUT, Scope, Workspace,
+    WorkspaceSources,
+};
 use serde_json::{Value, json};
 
 use super::body::{JsonBody, required_text};
-use super::error::{ApiError, status_of};
+use super::error::{ApiError, backend_error, status_of};
 use super::state::{State as Shared, blocking};
 
 type AppState = State<Arc<Shared>>;
@@ -71,9 +74,8 @@ pub(crate) async fn refs(State(state): AppState, Query(query): Params) -> Result
     let root = state.root.clone();
     let needle = query.get("q").map(|q| q.to_lowercase()).unwrap_or_default();
     let rows = blocking(move || -> Result<Vec<Value>, ApiError> {
-        let workspace_id = scriptorium_transaction::Workspace::open(&root)
-            .map(|workspace| workspace.workspace_id().to_owned())
-            .unwrap_or_default();
+        let workspace_id =
+            Workspace::open(&root).map(|workspace| workspace.workspace_id().to_owned()).unwrap_or_default();
         let topics = read_topics(&root)?;
         let vfs = RealVfs::new(&root);
         let resolver = SourceResolver::new(WorkspaceSources::new(&vfs));
@@ -108,7 +110,7 @@ pub(crate) fn read_topics(root: &std::path::Path) -> Result<Vec<(String, Vec<u8>
     let listing = Listing::read(root, Scope::Under(&["topics"]));
     let mut out = Vec::new();
     for file in &listing.files {
-        if file.class() != scriptorium_transaction::FileClass::Topic {
+        if file.class() != FileClass::Topic {
             continue;
         }
         let Some(path) = file.path() else { continue };
@@ -143,11 +145,16 @@ pub(crate) async fn recent(State(state): AppState) -> Result<Response, ApiError>
 }
 
 /// `GET /api/memory/core`: the master, the render, what is injected, and the render
-/// report (budget, tokens used, blocks left out and why).
+/// report (budget, tokens used, blocks left out and why), read under the write lock
+/// (5 s, spec 02 §8.4) so the master and its render come from one install.
 pub(crate) async fn core(State(state): AppState) -> Result<Response, ApiError> {
     let root = state.root.clone();
     let inject = state.config.core_inject;
-    let value = blocking(move || {
+    let value = blocking(move || -> Result<Value, ApiError> {
+        let _held = match &state.local {
+            Some(local) => Some(local.lock(STAGED_EDIT_LOCK_TIMEOUT).map_err(|error| backend_error(&error))?),
+            None => None,
+        };
         let master = file_facts(&root.join("topics/core.md")).or_else(|| file_facts(&root.join("core.md")));
         let rendered = file_facts(&root.join("core.md"));
         let report = std::fs::read(root.join(RUNTIME_DIR).join(CORE_REPORT_FILE))
@@ -158,7 +165,7 @@ pub(crate) async fn core(State(state): AppState) -> Result<Response, ApiError> {
         let has_body = rendered_text.lines().any(|line| !line.trim().is_empty() && !line.starts_with("# "));
         let injected = if inject && has_body { rendered_text.trim().to_owned() } else { String::new() };
         let budget = report.as_ref().and_then(|r| r["budget"].as_u64()).unwrap_or(CORE_TOKEN_BUDGET as u64);
-        json!({
+        Ok(json!({
             "content": master.as_ref().map(|f| f.0.as_str()).unwrap_or(""),
             "size": master.as_ref().map_or(0, |f| f.1),
             "mtime": master.as_ref().map(|f| f.2),
@@ -171,9 +178,9 @@ pub(crate) async fn core(State(state): AppState) -> Result<Response, ApiError> {
             "injected_tokens": count_o200k(&injected),
             "budget_tokens": budget,
             "report": report,
-        })
+        }))
     })
-    .await?;
+    .await??;
     Ok(Json(value).into_response())
 }
 

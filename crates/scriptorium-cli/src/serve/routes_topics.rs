@@ -7,7 +7,8 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::{StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
-use scriptorium_transaction::{FileClass, Listing, Scope};
+use scriptorium_backend_api::HandEdit;
+use scriptorium_backend_api::layers::transaction::{FileClass, Listing, Scope};
 use serde_json::{Value, json};
 
 use super::body::{JsonBody, required_text};
@@ -94,11 +95,8 @@ pub(crate) async fn write(state: Arc<Shared>, path: String, content: Option<Stri
         return Err(ApiError::forbidden(paths::OUTSIDE, "the path goes through a symbolic link"));
     }
     let verb = if content.is_some() { "edit" } else { "delete" };
-    let message = format!("memory: hand {verb} {path}");
-    let outcome = blocking(move || {
-        hand_edit::change(&path, content).and_then(|change| hand_edit::apply(&state, vec![change], &message))
-    })
-    .await?;
+    let edit = HandEdit::one(path.clone(), content, format!("memory: hand {verb} {path}"));
+    let outcome = blocking(move || hand_edit::install(&state, &edit)).await?;
     match outcome {
         Ok(result) => {
             let mut value = json!({"ok": true, "revision": result.revision, "changed_files": result.changed_files});
@@ -108,18 +106,17 @@ pub(crate) async fn write(state: Arc<Shared>, path: String, content: Option<Stri
             Ok(Json(value).into_response())
         }
         Err(error) => {
-            let code = scriptorium_backend_api::from_transaction_code(error.code())
-                .map_or(error.code().as_str(), scriptorium_backend_api::ErrorCode::as_str);
+            let code = error.code().as_str();
             let status = match code {
                 "CONCURRENT_UPDATE" => StatusCode::CONFLICT,
                 "PATH_OUTSIDE_WORKSPACE" | "READ_ONLY_PATH" => StatusCode::FORBIDDEN,
-                "GIT_UNAVAILABLE" => StatusCode::SERVICE_UNAVAILABLE,
-                "BACKEND_IO" | "GIT_COMMIT_FAILED" => StatusCode::INTERNAL_SERVER_ERROR,
+                "GIT_UNAVAILABLE" | "MEMORY_DISABLED" => StatusCode::SERVICE_UNAVAILABLE,
+                "BACKEND_IO" | "GIT_COMMIT_FAILED" | "BACKEND_INTERNAL" => StatusCode::INTERNAL_SERVER_ERROR,
                 _ => StatusCode::BAD_REQUEST,
             };
             let mut body = json!({"error": error.message(), "code": code});
-            if !error.details().is_empty() {
-                body["details"] = Value::Object(error.details().clone());
+            if let Some(details) = error.details() {
+                body["details"] = Value::Object(details.clone());
             }
             Err(ApiError::body(status, body))
         }

@@ -7,9 +7,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use scriptorium_backend_api::config::MemoryConfig;
+use scriptorium_backend_api::layers::writer_runtime::{SESSIONS_FILE, SqliteStore};
 use scriptorium_backend_api::{LocalBackend, MemoryBackend};
-use scriptorium_transaction::Workspace;
-use scriptorium_writer_runtime::{SESSIONS_FILE, SqliteStore};
 
 use super::error::ApiError;
 
@@ -31,8 +30,6 @@ pub(crate) struct State {
     pub(crate) bound: SocketAddr,
     /// The session store the messages route appends to, opened on first use.
     store: Mutex<Option<Arc<SqliteStore>>>,
-    /// The workspace handle of owner edits (hand edits, restore), opened on first use.
-    owner: Mutex<Option<Arc<Workspace>>>,
     /// Numbers requests, for the origin id of tool calls.
     counter: AtomicU64,
     /// The page's search index.
@@ -60,7 +57,6 @@ impl State {
             token,
             bound,
             store: Mutex::new(None),
-            owner: Mutex::new(None),
             counter: AtomicU64::new(0),
             search: super::routes_search::SearchIndex::default(),
         }
@@ -86,24 +82,6 @@ impl State {
         })?);
         *slot = Some(Arc::clone(&store));
         Ok(store)
-    }
-
-    /// The owner-edit workspace handle, opened once (its caches stay warm between edits).
-    pub(crate) fn owner_workspace(&self) -> Result<Arc<Workspace>, scriptorium_transaction::Error> {
-        let mut slot = self.owner.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(workspace) = slot.as_ref() {
-            return Ok(Arc::clone(workspace));
-        }
-        let workspace = Arc::new(Workspace::open(&self.root)?);
-        *slot = Some(Arc::clone(&workspace));
-        Ok(workspace)
-    }
-
-    /// Memory changed through a handle other than the backend's: its next read walks.
-    pub(crate) fn changed(&self) {
-        if let Some(local) = &self.local {
-            local.invalidate();
-        }
     }
 }
 

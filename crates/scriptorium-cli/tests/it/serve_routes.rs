@@ -390,3 +390,32 @@ fn search_ranks_with_the_page_filters() -> Result {
     assert_eq!(server.get("/api/memory/search")?.status, 400);
     Ok(())
 }
+
+#[test]
+fn core_is_read_under_the_write_lock() -> Result {
+    use std::time::{Duration, Instant};
+
+    use scriptorium_transaction::WriteLock;
+
+    let dir = TempDir::new()?;
+    let server = example_server(&dir, &[])?;
+    // Warm first, so the only wait below is the route's own lock.
+    let before = server.get("/api/memory/core")?;
+    assert_eq!(before.status, 200, "{}", before.text());
+    // Another writer holds the lock (spec 02 §8.4: core is read under it, 5 s): the read
+    // waits for the release instead of reading a half-installed master and render.
+    let held = WriteLock::acquire(&server.workspace.join(".scriptorium"), Duration::from_secs(5))?;
+    let hold = Duration::from_millis(300);
+    let release = std::thread::spawn(move || {
+        std::thread::sleep(hold);
+        drop(held);
+    });
+    let started = Instant::now();
+    let during = server.get("/api/memory/core")?;
+    let waited = started.elapsed();
+    release.join().map_err(|_| "the releasing thread panicked")?;
+    assert_eq!(during.status, 200, "{}", during.text());
+    assert!(waited >= hold, "the read did not wait for the lock: {waited:?}");
+    assert_eq!(during.json(), before.json());
+    Ok(())
+}

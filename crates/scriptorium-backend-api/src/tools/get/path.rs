@@ -7,54 +7,13 @@
 
 use std::path::{Path, PathBuf};
 
-use scriptorium_topic_markdown::percent_decode;
-use scriptorium_transaction::{is_hidden_component, workspace_relative};
-
 use crate::error::{Error, ErrorCode};
+use crate::paths::{Spelling, outside, workspace_path};
 
-/// How many rounds of percent-decoding are checked (`%25252e` is three).
-const DECODE_ROUNDS: usize = 4;
-
-/// The message of every refusal, so no refusal tells what exists where.
-const OUTSIDE: &str = "path escapes the workspace or names an internal file";
-
-fn outside(raw: &str) -> Error {
-    Error::new(ErrorCode::PathOutsideWorkspace, OUTSIDE).with_path(raw)
-}
-
-/// The normalized workspace-relative path `raw` names, checked by name only.
-///
-/// Errors: `PATH_OUTSIDE_WORKSPACE` for an absolute path, `..`, an internal or hidden
-/// component (`.scriptorium/`, `.git/`, `memory-superseded/`, any `.name`), or any of
-/// those after percent-decoding or reading `\` as `/`; `INVALID_ARGUMENT` for a NUL.
+/// The normalized workspace-relative path `raw` names, read literally and checked by
+/// name only ([`workspace_path`]).
 pub(crate) fn relative(raw: &str) -> Result<String, Error> {
-    let normalized = workspace_relative(raw).map_err(|error| match error.code() {
-        scriptorium_transaction::ErrorCode::PathOutsideWorkspace => outside(raw),
-        _ => Error::from(error),
-    })?;
-    let mut spelling = raw.to_owned();
-    for _ in 0..=DECODE_ROUNDS {
-        for variant in [spelling.clone(), spelling.replace('\\', "/")] {
-            if variant.contains('\0') {
-                return Err(outside(raw));
-            }
-            let Ok(variant) = workspace_relative(&variant) else { return Err(outside(raw)) };
-            if variant.split('/').any(is_hidden_component) {
-                return Err(outside(raw));
-            }
-        }
-        let decoded = percent_decode(&spelling);
-        if decoded == spelling {
-            break;
-        }
-        spelling = decoded;
-    }
-    if normalized.is_empty() {
-        return Err(
-            Error::new(ErrorCode::InvalidArgument, "the path names the workspace itself, not a file").with_path(raw)
-        );
-    }
-    Ok(normalized)
+    workspace_path(raw, Spelling::Literal)
 }
 
 /// The file on disk for the checked `relative` path: no component below `root` may be a
@@ -90,6 +49,7 @@ pub(crate) fn on_disk(root: &Path, relative: &str, raw: &str) -> Result<PathBuf,
 #[cfg(test)]
 mod tests {
     use super::*;
+    use scriptorium_topic_markdown::percent_decode;
 
     #[test]
     fn decoding_reads_escapes_and_leaves_the_rest() {
