@@ -8,6 +8,8 @@
 //! - `file_hygiene`: every Rust file opens with `//!`, has no trailing whitespace, and holds no ignored
 //!   test, panic-expecting test or stub macro.
 //! - `error_code_registry`: docs/error-codes.md and the code strings in `crates/` agree.
+//! - `cli_facade`: the CLI's normal dependencies name no layer but backend-api (whose `layers`
+//!   re-exports it reaches the rest through) and archive-format (for `archive parse`).
 //!
 //! Each test collects every violation before it fails, so one run shows the whole list.
 
@@ -272,6 +274,52 @@ fn layering() {
         }
     }
     fail_if_any("layering violations", &errors);
+}
+
+/// The front end and the layers it may name as normal dependencies: it reaches every
+/// other layer through backend-api's `layers` re-exports, so the contract crate stays the
+/// one door (archive-format stays direct for `archive parse`, which needs nothing else).
+const FACADE: (&str, &[&str]) = ("scriptorium-cli", &["scriptorium-backend-api", "scriptorium-archive-format"]);
+
+/// The facade violations among `deps`, `(name, kind)` pairs of the front end's declared
+/// dependencies: a normal dependency on a layer `FACADE` does not allow. Tests may use
+/// any lower layer as a dev-dependency.
+fn facade_violations<'a>(deps: impl IntoIterator<Item = (&'a str, &'a str)>) -> Vec<String> {
+    let (front, allowed) = FACADE;
+    deps.into_iter()
+        .filter(|(dep, kind)| *kind == "normal" && rank(dep).is_some() && !allowed.contains(dep))
+        .map(|(dep, _)| {
+            format!("{front} -> {dep}: reach it through scriptorium_backend_api::layers, not as a dependency")
+        })
+        .collect()
+}
+
+#[test]
+fn cli_facade() {
+    let meta = cargo_metadata();
+    let (front, _) = FACADE;
+    let cli = packages(&meta).iter().find(|pkg| str_field(pkg, "name") == front).expect("the CLI is a member");
+    let deps = cli["dependencies"].as_array().expect("a package has a dependencies array");
+    let errors =
+        facade_violations(deps.iter().map(|dep| (str_field(dep, "name"), dep["kind"].as_str().unwrap_or("normal"))));
+    fail_if_any("facade violations", &errors);
+}
+
+#[test]
+fn facade_rule_allows_only_backend_api_and_archive_format() {
+    let deps = [
+        ("scriptorium-backend-api", "normal"),
+        ("scriptorium-archive-format", "normal"),
+        ("scriptorium-transaction", "dev"),
+        ("serde_json", "normal"),
+        ("scriptorium-retrieval", "normal"),
+        ("scriptorium-writer-runtime", "build"),
+        ("scriptorium-topic-markdown", "normal"),
+    ];
+    let errors = facade_violations(deps);
+    assert_eq!(errors.len(), 2, "{errors:?}");
+    assert!(errors[0].contains("-> scriptorium-retrieval:"), "{errors:?}");
+    assert!(errors[1].contains("-> scriptorium-topic-markdown:"), "{errors:?}");
 }
 
 /// `cargo xtask layers` must name every ladder crate in the workspace, so `.ci/run` checks each alone.

@@ -130,7 +130,7 @@ fn read(path: &Path) -> Result<(Value, Option<Vec<u8>>), CliError> {
 
 /// A backup name beside `path` that does not exist yet: `settings.json.bak-20261202T061700Z`.
 fn backup_path(path: &Path) -> PathBuf {
-    let stamp = scriptorium_writer_runtime::iso8601_utc(
+    let stamp = scriptorium_backend_api::layers::writer_runtime::iso8601_utc(
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64().floor()),
     );
     let stamp: String = stamp.chars().take(19).filter(|c| c.is_ascii_digit() || *c == 'T').collect();

@@ -7,8 +7,8 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
-use scriptorium_writer_runtime::SqliteStore;
-use scriptorium_writer_runtime::import::{Format, ImportReport, default_paths, import_paths};
+use scriptorium_backend_api::layers::writer_runtime::SqliteStore;
+use scriptorium_backend_api::layers::writer_runtime::import::{Format, ImportReport, default_paths, import_paths};
 
 use crate::Outcome;
 use crate::cli::ImportArgs;

@@ -17,8 +17,10 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use notify::{RecursiveMode, Watcher as _};
-use scriptorium_writer_runtime::import::{Format, import_paths};
-use scriptorium_writer_runtime::{Background, BackgroundConfig, IngestCallback, IngestEvent, SqliteStore};
+use scriptorium_backend_api::layers::writer_runtime::import::{Format, import_paths};
+use scriptorium_backend_api::layers::writer_runtime::{
+    Background, BackgroundConfig, IngestCallback, IngestEvent, SqliteStore,
+};
 
 use self::writes::Writes;
 use crate::Outcome;
@@ -130,7 +132,7 @@ pub(crate) fn run(args: &WatchArgs) -> Result<Outcome, CliError> {
     let (root, _) = crate::workspace::resolve(args.workspace.as_deref())?;
     let sessions = crate::writer_cmd::sessions_path(&root, args.sessions.as_deref());
     let dirs: Vec<PathBuf> = if args.transcripts.is_empty() {
-        scriptorium_writer_runtime::import::default_paths(Format::ClaudeCode)
+        scriptorium_backend_api::layers::writer_runtime::import::default_paths(Format::ClaudeCode)
     } else {
         args.transcripts.iter().map(|dir| crate::workspace::expand_home(dir)).collect()
     };

@@ -6,8 +6,10 @@
 use std::ffi::OsString;
 use std::path::Path;
 
-use scriptorium_writer_runtime::SqliteStore;
-use scriptorium_writer_runtime::import::{Format, import_paths};
+use scriptorium_backend_api::layers::writer_runtime::SqliteStore;
+use scriptorium_backend_api::layers::writer_runtime::import::{Format, import_paths};
+// Aliased so the lines below stay as they are (the hook files change only in their `use` lines).
+use scriptorium_backend_api::layers::transaction as scriptorium_transaction;
 
 use super::event::Event;
 use super::input::HookInput;

@@ -5,7 +5,9 @@
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-use scriptorium_transaction::{RealVfs, runtime_dir_name};
+use scriptorium_backend_api::layers::transaction::{RealVfs, runtime_dir_name};
+// Aliased so the lines below stay as they are (the hook files change only in their `use` lines).
+use scriptorium_backend_api::layers::writer_runtime as scriptorium_writer_runtime;
 
 /// The log file's name in the runtime directory.
 pub(crate) const HOOK_LOG: &str = "hook.log";

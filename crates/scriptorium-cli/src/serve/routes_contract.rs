@@ -8,8 +8,8 @@ use axum::Json;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use scriptorium_backend_api::layers::writer_runtime::SessionStore as _;
 use scriptorium_backend_api::{Content, Message, Tier, Timestamp};
-use scriptorium_writer_runtime::SessionStore as _;
 use serde_json::{Map, Value, json};
 
 use super::body::{JsonBody, invalid};

@@ -8,7 +8,7 @@ use axum::Json;
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use scriptorium_retrieval::{Bm25Options, Filters, INDEX_TOP_K_MAX, Index};
+use scriptorium_backend_api::layers::retrieval::{self, Bm25Options, Filters, INDEX_TOP_K_MAX, Index};
 use serde_json::json;
 
 use super::error::ApiError;
@@ -46,7 +46,7 @@ pub(crate) async fn search(State(state): AppState, Query(query): Params) -> Resu
             include_sources: true,
         },
     };
-    let outcome = blocking(move || -> Result<Vec<serde_json::Value>, scriptorium_retrieval::Error> {
+    let outcome = blocking(move || -> Result<Vec<serde_json::Value>, retrieval::Error> {
         let mut slot = state.search.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         match slot.as_mut() {
             Some(index) => {

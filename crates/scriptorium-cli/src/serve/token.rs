@@ -5,7 +5,7 @@
 use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
 
-use scriptorium_transaction::RUNTIME_DIR;
+use scriptorium_backend_api::layers::transaction::RUNTIME_DIR;
 
 /// The token file's name inside the runtime directory.
 pub(crate) const TOKEN_FILE: &str = "http-token";

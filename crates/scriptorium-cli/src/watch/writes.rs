@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::thread::JoinHandle;
 
-use scriptorium_writer_runtime::Runtime;
+use scriptorium_backend_api::layers::writer_runtime::Runtime;
 
 /// The worker and its queue.
 pub(crate) struct Writes {
