@@ -1,9 +1,10 @@
 //! The one check of a path a caller names (decision 6), shared by `memory_get` and the
 //! HTTP routes: never outside the workspace, never an internal or hidden file, in any
 //! spelling a careless consumer might decode it to (percent-decoded repeatedly, for
-//! `%252e`, and with backslashes read as separators).
+//! `%252e`, and with backslashes read as separators), and never through a symbolic link.
 
 use std::borrow::Cow;
+use std::path::{Path, PathBuf};
 
 use scriptorium_topic_markdown::percent_decode;
 use scriptorium_transaction::{is_hidden_component, workspace_relative};
@@ -71,6 +72,39 @@ pub fn workspace_path(raw: &str, spelling: Spelling) -> Result<String, Error> {
     Ok(normalized)
 }
 
+/// What a checked path names on disk.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OnDisk {
+    /// A regular file, at this path below the root.
+    File(PathBuf),
+    /// Nothing (a component on the way is missing).
+    Missing,
+    /// Something that is not a regular file (a directory, a FIFO, …).
+    NotAFile,
+}
+
+/// What the checked `relative` path (from [`workspace_path`]) names below `root`, looked
+/// at with `lstat`, never following a symbolic link.
+///
+/// Errors: `PATH_OUTSIDE_WORKSPACE` when a component on the way, or the file itself, is
+/// a symbolic link (also when the rest of the path does not exist yet, as for a new file).
+pub fn on_disk(root: &Path, relative: &str) -> Result<OnDisk, Error> {
+    let mut path = root.to_path_buf();
+    for component in relative.split('/') {
+        path.push(component);
+        match std::fs::symlink_metadata(&path) {
+            Ok(meta) if meta.file_type().is_symlink() => return Err(outside(relative)),
+            Ok(_) => {}
+            Err(_) => return Ok(OnDisk::Missing),
+        }
+    }
+    match std::fs::symlink_metadata(&path) {
+        Ok(meta) if meta.is_file() => Ok(OnDisk::File(path)),
+        Ok(_) => Ok(OnDisk::NotAFile),
+        Err(_) => Ok(OnDisk::Missing),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -92,5 +126,26 @@ mod tests {
             workspace_path("topics/a%20b.md", Spelling::Literal).map_err(|e| e.code()),
             Ok("topics/a%20b.md".to_owned())
         );
+    }
+
+    #[test]
+    fn on_disk_names_files_and_refuses_links_on_the_way() -> std::io::Result<()> {
+        let root = std::env::temp_dir().join(format!("scriptorium-paths-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(root.join("topics/people"))?;
+        std::fs::write(root.join("topics/people/ada.md"), "# Ada\n")?;
+        assert_eq!(on_disk(&root, "topics/people/ada.md").ok(), Some(OnDisk::File(root.join("topics/people/ada.md"))));
+        assert_eq!(on_disk(&root, "topics/people").ok(), Some(OnDisk::NotAFile));
+        assert_eq!(on_disk(&root, "topics/none/x.md").ok(), Some(OnDisk::Missing));
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(root.join("topics/people"), root.join("topics/linked"))?;
+            std::os::unix::fs::symlink(root.join("topics/people/ada.md"), root.join("topics/alias.md"))?;
+            for relative in ["topics/linked/ada.md", "topics/linked/new.md", "topics/alias.md"] {
+                let code = on_disk(&root, relative).map_err(|error| error.code());
+                assert_eq!(code, Err(ErrorCode::PathOutsideWorkspace), "{relative}");
+            }
+        }
+        std::fs::remove_dir_all(&root)
     }
 }

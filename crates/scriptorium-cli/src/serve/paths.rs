@@ -1,13 +1,13 @@
 //! Path parameters, resolved by backend-api's one name check (`workspace_path`: no
 //! absolute path, no `..`, no internal or hidden component, in every spelling a careless
 //! consumer might decode the raw path to, percent-decoded repeatedly and `\` read as `/`),
-//! named as the URL decodes them once, and then on disk without following a symbolic link
-//! at any component. A refusal never tells what exists where.
+//! named as the URL decodes them once, and then on disk by its `on_disk`, without following
+//! a symbolic link at any component. A refusal never tells what exists where.
 
 use std::path::{Path, PathBuf};
 
 pub(crate) use scriptorium_backend_api::layers::topic_markdown::percent_decode;
-use scriptorium_backend_api::paths::{Spelling, workspace_path};
+use scriptorium_backend_api::paths::{OnDisk, Spelling, on_disk as backend_on_disk, workspace_path};
 
 use super::error::ApiError;
 
@@ -41,34 +41,16 @@ pub(crate) fn topic(raw_under_topics: &str) -> Result<String, ApiError> {
 /// The file on disk for the checked `relative`: `Ok(None)` when it does not exist (or is
 /// not a regular file); 403 when a component on the way is a symbolic link.
 pub(crate) fn on_disk(root: &Path, relative: &str) -> Result<Option<PathBuf>, ApiError> {
-    let mut path = root.to_path_buf();
-    for component in relative.split('/') {
-        path.push(component);
-        match std::fs::symlink_metadata(&path) {
-            Ok(meta) if meta.file_type().is_symlink() => return Err(forbidden()),
-            Ok(_) => {}
-            Err(_) => return Ok(None),
-        }
-    }
-    match std::fs::symlink_metadata(&path) {
-        Ok(meta) if meta.is_file() => Ok(Some(path)),
-        _ => Ok(None),
+    match backend_on_disk(root, relative).map_err(|_| forbidden())? {
+        OnDisk::File(path) => Ok(Some(path)),
+        OnDisk::Missing | OnDisk::NotAFile => Ok(None),
     }
 }
 
 /// Whether any component of `relative` below `root` is a symbolic link (even when the
 /// file itself does not exist yet, as for a new topic).
 pub(crate) fn crosses_link(root: &Path, relative: &str) -> bool {
-    let mut path = root.to_path_buf();
-    for component in relative.split('/') {
-        path.push(component);
-        match std::fs::symlink_metadata(&path) {
-            Ok(meta) if meta.file_type().is_symlink() => return true,
-            Ok(_) => {}
-            Err(_) => return false,
-        }
-    }
-    false
+    backend_on_disk(root, relative).is_err()
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, ErrorCode};
-use crate::paths::{Spelling, outside, workspace_path};
+use crate::paths::{self, OnDisk, Spelling, outside, workspace_path};
 
 /// The normalized workspace-relative path `raw` names, read literally and checked by
 /// name only ([`workspace_path`]).
@@ -16,33 +16,23 @@ pub(crate) fn relative(raw: &str) -> Result<String, Error> {
     workspace_path(raw, Spelling::Literal)
 }
 
-/// The file on disk for the checked `relative` path: no component below `root` may be a
-/// symbolic link (checked with `lstat`, never followed).
+/// The file on disk for the checked `relative` path ([`paths::on_disk`]: no component
+/// below `root` may be a symbolic link).
 ///
 /// Errors: `PATH_OUTSIDE_WORKSPACE` for a link on the way; `INVALID_ARGUMENT` when the
 /// file does not exist or is not a regular file.
 pub(crate) fn on_disk(root: &Path, relative: &str, raw: &str) -> Result<PathBuf, Error> {
-    let missing = || {
-        Error::new(ErrorCode::InvalidArgument, format!("no file {relative}: memory_browse lists the files"))
-            .with_path(raw)
-    };
-    let mut path = root.to_path_buf();
-    for component in relative.split('/') {
-        path.push(component);
-        match std::fs::symlink_metadata(&path) {
-            Ok(meta) if meta.file_type().is_symlink() => return Err(outside(raw)),
-            Ok(_) => {}
-            Err(_) => return Err(missing()),
+    match paths::on_disk(root, relative).map_err(|_| outside(raw))? {
+        OnDisk::File(path) => Ok(path),
+        OnDisk::Missing => {
+            Err(Error::new(ErrorCode::InvalidArgument, format!("no file {relative}: memory_browse lists the files"))
+                .with_path(raw))
         }
-    }
-    match std::fs::symlink_metadata(&path) {
-        Ok(meta) if meta.is_file() => Ok(path),
-        Ok(_) => Err(Error::new(
+        OnDisk::NotAFile => Err(Error::new(
             ErrorCode::InvalidArgument,
             format!("{relative} is not a file: memory_browse lists the files"),
         )
         .with_path(raw)),
-        Err(_) => Err(missing()),
     }
 }
 
