@@ -33,6 +33,7 @@ mod status;
 mod transaction;
 mod views;
 mod watch;
+mod web_assets;
 mod writer;
 mod writer_model;
 
