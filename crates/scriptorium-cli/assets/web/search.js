@@ -15,7 +15,7 @@ function hitView(hit) {
   const where = `${hit.path}${hit.line ? ':' + hit.line : ''}`;
   const isSource = hit.path.startsWith('sources/') && hit.anchor;
   const open = isSource
-    ? el('a', {href: '#', class: 'cite hit-open', onclick: (e) => { e.preventDefault(); openFrame(`${hit.path}#${hit.anchor}`); }}, 'open the frame')
+    ? el('a', {href: '#', class: 'cite hit-open', onclick: (e) => { e.preventDefault(); openFrame(`${hit.path}#${String(hit.anchor).replace(/^#/, '')}`); }}, 'open the frame')
     : el('a', {href: '#/topic/' + hit.path.replace(/^topics\//, ''), class: 'hit-open'}, 'open the topic');
   return el('li', {class: 'hit'},
     el('p', {class: 'hit-meta'}, el('code', {}, where), hit.date ? ` · ${hit.date}` : '', speaker ? ` · ${speaker}` : '',
