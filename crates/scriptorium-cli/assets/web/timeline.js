@@ -5,19 +5,22 @@ import {getJson} from './api.js';
 import {el, errorLine, show, svg} from './dom.js';
 
 const HEIGHT = 120;
-const BAR = 18;
-const GAP = 6;
+const LABEL = 16;
+const BAR = 34;
+const GAP = 8;
 
 function chart(days, pick) {
   const largest = Math.max(1, ...days.map((day) => day.size));
   const width = Math.max(days.length * (BAR + GAP) + GAP, 200);
-  return svg('svg', {id: 'timeline-chart', class: 'chart', viewBox: `0 0 ${width} ${HEIGHT + 4}`, width: Math.min(width, 900), role: 'img',
+  return svg('svg', {id: 'timeline-chart', class: 'chart', viewBox: `0 0 ${width} ${HEIGHT + LABEL}`, width: Math.min(width, 900), role: 'img',
     'aria-label': `${days.length} days`},
     days.map((day, index) => {
       const height = Math.max(2, Math.round((day.size / largest) * HEIGHT));
-      return svg('rect', {x: GAP + index * (BAR + GAP), y: HEIGHT - height, width: BAR, height, class: 'day-bar',
-        'data-date': day.date, onclick: () => pick(day.date)},
-        svg('title', {}, `${day.date}: ${day.size} bytes`));
+      const x = GAP + index * (BAR + GAP);
+      return svg('g', {},
+        svg('rect', {x, y: HEIGHT - height, width: BAR, height, class: 'day-bar', 'data-date': day.date, onclick: () => pick(day.date)},
+          svg('title', {}, `${day.date}: ${day.size} bytes`)),
+        svg('text', {x: x + BAR / 2, y: HEIGHT + LABEL - 3, class: 'day-label', 'text-anchor': 'middle'}, day.date.slice(5)));
     }));
 }
 

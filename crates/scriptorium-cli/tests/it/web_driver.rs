@@ -25,7 +25,7 @@ pub(crate) const PATIENCE: Duration = Duration::from_secs(20);
 pub(crate) fn browser_or_skip() -> Result<Option<(PathBuf, PathBuf)>, BoxError> {
     let find = |var: &str, names: &[&str]| -> Option<PathBuf> {
         if let Some(path) = std::env::var_os(var) {
-            return Some(PathBuf::from(path));
+            return Some(PathBuf::from(path)).filter(|p| p.is_file());
         }
         let dirs = std::env::var_os("PATH").unwrap_or_default();
         std::env::split_paths(&dirs).flat_map(|dir| names.iter().map(move |name| dir.join(name))).find(|p| p.is_file())

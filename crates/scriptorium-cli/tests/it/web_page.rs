@@ -106,9 +106,20 @@ fn web_page_reads_searches_edits_and_restores_in_a_browser() -> Result {
     browser.wait("#left-out")?;
     check_png(&browser.screenshot(&shots, "04-core-budget")?)?;
 
-    // The timeline view draws (a chart when there are days).
+    // The timeline by day: one bar per day, oldest first; a bar opens that day's notes.
     browser.goto(&format!("{base}/#/timeline"))?;
-    browser.wait_text("#view h2", "Timeline")?;
+    let days = server.get("/api/memory/timeline")?.json();
+    let days = days.as_array().ok_or("timeline")?.len();
+    assert!(days >= 2, "the example workspace has a timeline");
+    let bars = browser.wait_all("#timeline-chart rect.day-bar", days)?;
+    let first = browser.attribute(&bars[0], "data-date")?.ok_or("data-date")?;
+    let last = browser.attribute(&bars[days - 1], "data-date")?.ok_or("data-date")?;
+    assert!(first < last, "{first} before {last}");
+    browser.click(&bars[days - 1])?;
+    let day = server.get(&format!("/api/memory/timeline/{last}"))?.json();
+    let line = day["content"].as_str().ok_or("content")?.lines().find(|l| l.len() > 10).ok_or("a line")?.to_owned();
+    browser.wait_text("#timeline-day", &last)?;
+    browser.wait_text("#timeline-day pre", line.trim())?;
     check_png(&browser.screenshot(&shots, "05-timeline")?)?;
 
     // Editing: an uncited paragraph is refused inline and nothing on disk changes.
