@@ -16,11 +16,11 @@ function selectLine(area, line) {
 function violationList(area, error) {
   const violations = (error.details && error.details.violations) || [];
   const items = violations.map((v) => {
-    const where = v.line ? `line ${v.line}` : v.path || 'file';
-    const text = v.message || v.reason || v.code || 'invalid';
+    const where = v.line ? `line ${v.line}` : v.file || v.path || 'file';
+    const text = v.detail || v.message || v.reason || '';
     return el('li', {class: 'violation', 'data-line': v.line || ''},
       v.line ? el('a', {href: '#', onclick: (e) => { e.preventDefault(); selectLine(area, v.line); }}, where) : where,
-      ': ', text, v.code && v.code !== text ? el('code', {}, ` ${v.code}`) : '');
+      ': ', v.code ? el('code', {}, v.code) : '', text ? ` ${text}` : '');
   });
   return el('div', {id: 'edit-errors', class: 'error', role: 'alert'},
     el('p', {}, `Not saved: ${error.message || 'the edit is invalid'}${error.code ? ` (${error.code})` : ''}`),

@@ -134,7 +134,10 @@ fn web_page_reads_searches_edits_and_restores_in_a_browser() -> Result {
     browser.type_text(&editor, &format!("{end_of_text}\nThe shed is painted green.\n"))?;
     browser.click(&browser.wait("#edit-save")?)?;
     let errors = browser.wait_text("#edit-errors", "Not saved")?;
-    assert!(errors.contains("line "), "the error names its line: {errors}");
+    assert!(
+        errors.contains("line ") && errors.contains("TOPIC_UNCITED_TEXT"),
+        "the error names its line and rule: {errors}"
+    );
     let violation = browser.wait(".violation")?;
     let line: usize = browser.attribute(&violation, "data-line")?.ok_or("data-line")?.parse()?;
     let typed = browser.value(&editor)?;
