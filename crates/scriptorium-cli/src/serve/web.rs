@@ -9,15 +9,15 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::extract::{Path, Request};
+use axum::http::HeaderValue;
 use axum::http::header::{
     CONTENT_SECURITY_POLICY, CONTENT_TYPE, REFERRER_POLICY, X_CONTENT_TYPE_OPTIONS, X_FRAME_OPTIONS,
 };
-use axum::http::{HeaderValue, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
-use super::error::{ApiError, NOT_FOUND};
+use super::error::ApiError;
 use super::state::State;
 
 /// The page's policy: its own origin only, no inline script or style, no framing.
@@ -55,7 +55,8 @@ pub(crate) fn routes() -> Router<Arc<State>> {
 async fn asset(Path(name): Path<String>) -> Response {
     match ASSETS.iter().find(|(known, _, _)| *known == name) {
         Some((_, kind, body)) => ([(CONTENT_TYPE, *kind)], *body).into_response(),
-        None => ApiError::detail(StatusCode::NOT_FOUND, NOT_FOUND, "no such asset").into_response(),
+        // A missing file, not a missing route: the `{error:"not found"}` shape.
+        None => ApiError::not_found().into_response(),
     }
 }
 
