@@ -16,8 +16,9 @@ use crate::serve_client::{BoxError, parse};
 
 /// The key WebDriver reserves for element references.
 const ELEMENT_KEY: &str = "element-6066-11e4-a52e-4f735466cecf";
-/// How long a test waits for the page to show something.
-pub(crate) const PATIENCE: Duration = Duration::from_secs(20);
+/// How long a test waits for the page to show something (generous: CI shares 2 cores
+/// with the rest of the test run, and waiting costs time only on a failure).
+pub(crate) const PATIENCE: Duration = Duration::from_secs(60);
 
 /// The browser and driver, when this machine has them: `None` (after a notice) on a
 /// machine without them, an error when `CI` is set, since CI installs both.

@@ -78,8 +78,11 @@ fn web_page_reads_searches_edits_and_restores_in_a_browser() -> Result {
     let all = server.get("/api/memory/search?q=tomatoes&top_k=20")?.json();
     let everywhere = all["results"].as_array().ok_or("results")?.len();
     assert!(everywhere > hits.len(), "the filter narrowed {everywhere} hits to {}", hits.len());
+    // A source hit opens its own frame (the panel still shows the earlier one until then).
+    let place = browser.text(&browser.wait("#search-results .hit .hit-meta code")?)?;
+    assert!(place.starts_with("sources/") && !facts.contains(&place), "a different frame than before: {place}");
     browser.click(&browser.wait("#search-results .hit a.hit-open")?)?;
-    browser.wait_text("#frame-text", "omato")?;
+    browser.wait_text("#frame .frame-facts", &place)?;
     // And the speaker and date filters: Ada's words of March 2026 only.
     browser.type_text(&browser.wait("#search-speaker")?, "Ada")?;
     browser.type_text(&browser.wait("#search-date-from")?, "2026-03-01")?;
