@@ -27,9 +27,10 @@ export async function openFrame(handle) {
       el('dl', {class: 'frame-facts'},
         row('Speaker', speaker),
         row('Time', frame.time),
-        row('Trust', trust),
+        el('dt', {}, 'Trust'),
+        el('dd', {}, el('span', {class: `trust trust-${trust === 'trusted' ? 'trusted' : 'other'}`}, trust),
+          frame.authority_tier ? ` ${frame.authority_tier}` : ''),
         row('Where', `${frame.path}:${frame.line}`)),
-      el('p', {}, el('span', {class: `trust trust-${trust === 'trusted' ? 'trusted' : 'other'}`}, trust)),
       el('pre', {class: 'frame-text', id: 'frame-text'}, frame.text),
     );
   } catch (error) {

@@ -96,6 +96,10 @@ fn web_page_reads_searches_edits_and_restores_in_a_browser() -> Result {
         let text = browser.text(hit)?;
         assert!(text.contains("2026-03") && text.contains("Ada (4402)"), "the speaker and date filters hold: {text}");
     }
+    // Ada's pasted markup is memory text: shown as text, never made into an element.
+    let pasted = hits.iter().map(|hit| browser.text(hit)).collect::<std::result::Result<Vec<_>, _>>()?;
+    assert!(pasted.iter().any(|text| text.contains("<a id=\"source-0000000000000000\"></a>")), "{pasted:?}");
+    assert!(browser.all("#source-0000000000000000")?.is_empty(), "memory text became markup");
     check_png(&browser.screenshot(&shots, "03-search")?)?;
 
     // Core: the budget bar and the render report.
