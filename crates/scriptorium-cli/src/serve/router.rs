@@ -1,13 +1,13 @@
 //! The route table, one route per line (the OpenAPI test reads these lines), and the
-//! layers around it: outermost the `Host`/`Origin` guard, then the disabled gate, then
-//! the token, then the body cap.
+//! layers around it: outermost the security headers (on every answer), then the
+//! `Host`/`Origin` guard, then the disabled gate, then the token, then the body cap.
 
 use std::sync::Arc;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::http::StatusCode;
-use axum::middleware::from_fn_with_state;
+use axum::middleware::{from_fn, from_fn_with_state};
 use axum::response::{IntoResponse as _, Response};
 use axum::routing::{get, post};
 
@@ -54,6 +54,7 @@ pub(crate) fn app(state: Arc<State>, max_body: usize) -> Router {
         .layer(from_fn_with_state(Arc::clone(&state), auth::check))
         .layer(from_fn_with_state(Arc::clone(&state), disabled::check))
         .layer(from_fn_with_state(Arc::clone(&state), guard::check))
+        .layer(from_fn(web::security_headers))
         .with_state(state)
 }
 

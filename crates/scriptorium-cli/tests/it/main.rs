@@ -33,6 +33,9 @@ mod status;
 mod transaction;
 mod views;
 mod watch;
+mod web_assets;
+mod web_driver;
+mod web_page;
 mod writer;
 mod writer_model;
 

@@ -189,7 +189,7 @@ impl Drop for Server {
 }
 
 /// Parse an HTTP/1.1 response (plain or chunked body).
-fn parse(bytes: &[u8]) -> Result<Reply, BoxError> {
+pub(crate) fn parse(bytes: &[u8]) -> Result<Reply, BoxError> {
     let split = bytes.windows(4).position(|w| w == b"\r\n\r\n").ok_or("no end of headers")?;
     let head = std::str::from_utf8(&bytes[..split])?;
     let mut lines = head.split("\r\n");
