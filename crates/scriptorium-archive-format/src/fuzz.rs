@@ -9,6 +9,9 @@
 //! - [`check_records`] / [`check_source_records`]: records appended by the writer to an
 //!   empty tree parse back to the same ids, record text, speakers and metadata, and an
 //!   append in two batches only adds bytes.
+//! - [`check_legacy`]: any bytes read as a legacy archive. The reader and the record
+//!   lookup by anchor never panic, and every runtime record the reader finds opens by its
+//!   anchor at the same header line.
 //!
 //! Not part of the stable API: the functions exist for tests and fuzzing only.
 
@@ -16,7 +19,7 @@ use std::collections::{HashMap, HashSet};
 
 use crate::error::ErrorCode;
 use crate::fields;
-use crate::ids::{is_valid_v2_source_id, source_anchor, split_source_id, v2_location};
+use crate::ids::{is_valid_v2_source_id, legacy_location, source_anchor, split_source_id, v2_location};
 use crate::meta::SourceMeta;
 use crate::parse::{Frame, Parsed, StopReason, parse, parse_bytes};
 use crate::python::{casefold, is_printable, nfc};
@@ -49,6 +52,35 @@ pub fn check_bytes_at(data: &[u8], path: &str) -> bool {
     check_against_oracle(data, path, &parsed);
     check_prefixes(data, path, &parsed);
     check_render(data, path, &parsed)
+}
+
+/// Check the legacy reader and [`legacy_record`](crate::legacy_record) on arbitrary
+/// bytes, read at the legacy location of the input's first `source-id` line.
+pub fn check_legacy(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let path = text
+        .split('\n')
+        .filter_map(|line| fields::source_line(line.trim()))
+        .find_map(legacy_location)
+        .unwrap_or_else(|| "sources/openprogram/thread-1.md".to_owned());
+    let lines = text.split('\n').count();
+    let mut opened = HashSet::new();
+    for event in crate::legacy::legacy_events(&path, &text) {
+        assert!(event.line >= 1 && event.line <= lines, "an event's line is in the file");
+        let anchor = source_anchor(&event.event_id);
+        if event.event_id.starts_with("lex_") || !opened.insert(anchor.clone()) {
+            continue;
+        }
+        let record = crate::legacy_record(&path, &text, &anchor).expect("a record the reader found opens");
+        assert_eq!(record.line, event.line, "the lookup and the reader agree on {anchor}");
+        assert!(record.record_text.split('\n').count() <= lines);
+    }
+    let anchors = text.split('\n').filter_map(|line| line.trim().strip_prefix("<a id=\"")?.strip_suffix("\"></a>"));
+    for anchor in anchors {
+        if let Some(record) = crate::legacy_record(&path, &text, anchor) {
+            assert!(record.line >= 1 && record.line <= lines);
+        }
+    }
 }
 
 /// The workspace-relative path of the archive that the input's first `source-id`

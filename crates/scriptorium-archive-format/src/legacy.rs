@@ -6,6 +6,8 @@
 //! The only speaker information is a retrieval hint taken from the body prefix of
 //! unframed `user` records.
 
+mod record;
+
 use sha2::{Digest, Sha256};
 
 use crate::event::SourceEvent;
@@ -14,6 +16,8 @@ use crate::ids::{legacy_location, source_anchor};
 use crate::python::{casefold, is_space, push_ascii_json_string};
 use crate::retrieval_text::{benchmark_refs, clean_retrieval_text};
 use crate::speaker::{SpeakerView, normalize_identity_part};
+
+pub use self::record::{LegacyRecord, legacy_record};
 
 /// The prefix of the id of an event that has no source id of its own.
 const ANONYMOUS_PREFIX: &str = "lex_";

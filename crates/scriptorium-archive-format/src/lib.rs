@@ -79,7 +79,7 @@ pub use crate::ids::{
     SourceIdParts, is_v2_source_path, is_valid_v2_source_id, legacy_location, quote_path_component, source_anchor,
     split_source_id, v2_location,
 };
-pub use crate::legacy::{anonymous_event_id, legacy_speaker};
+pub use crate::legacy::{LegacyRecord, anonymous_event_id, legacy_record, legacy_speaker};
 pub use crate::meta::{AuthorityTier, SourceMeta, TrustState};
 pub use crate::parse::{Frame, Frames, Parsed, Stop, StopReason, parse, parse_bytes};
 pub use crate::promote::{PromotionPlan, plan_promotion};

@@ -73,7 +73,7 @@ pub(crate) fn run(args: &ShowArgs) -> Result<Outcome, CliError> {
 fn frame_json(frame: &FrameView) -> Value {
     json!({
         "path": frame.path, "anchor": frame.anchor, "source_id": frame.source_id,
-        "speaker_id": frame.speaker_id, "trust_state": frame.trust_state,
+        "speaker_id": frame.speaker_id, "trust_state": frame.trust_state, "legacy": frame.legacy,
         "authority_tier": frame.authority_tier, "text": frame.text,
     })
 }
@@ -90,6 +90,9 @@ fn citation_json(citation: &Citation) -> Value {
 /// `source <id> (<trust>[, speaker …][, tier …])`, its handle, then the record indented.
 fn describe_frame(frame: &FrameView, indent: &str) -> String {
     let mut facts = vec![frame.trust_state.to_owned()];
+    if frame.legacy {
+        facts.push("legacy record, speaker not verified".to_owned());
+    }
     if let Some(speaker) = frame.speaker_id.as_deref().filter(|speaker| !speaker.is_empty()) {
         facts.push(format!("speaker {speaker}"));
     }

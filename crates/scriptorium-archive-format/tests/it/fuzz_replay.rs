@@ -50,6 +50,11 @@ fn archive_parse_corpus_and_artifacts() {
 }
 
 #[test]
+fn legacy_read_corpus_and_artifacts() {
+    assert!(replay("legacy_read", fuzz::check_legacy) >= 3);
+}
+
+#[test]
 fn archive_roundtrip_corpus_and_artifacts() {
     assert!(replay("archive_roundtrip", fuzz::check_records) >= 3);
     // The same bytes are also hostile archive input.

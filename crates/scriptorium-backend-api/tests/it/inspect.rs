@@ -76,3 +76,28 @@ fn a_block_resolves_its_citations_to_frames() {
         "PATH_OUTSIDE_WORKSPACE"
     );
 }
+
+#[test]
+fn a_legacy_citation_opens_its_record_verbatim() {
+    let dir = TempDir::new("inspect-legacy");
+    let root = example(&dir);
+    let handle = "sources/openprogram/old-notes.md#source-620b0ae3789da094";
+    let frame = inspect::frame(&root, handle).expect("a legacy record");
+    assert!(frame.legacy);
+    assert_eq!(frame.source_id, "openprogram/old-notes/n2");
+    assert_eq!(frame.speaker_id, None, "a legacy speaker is never believed");
+    assert_eq!(
+        frame.text,
+        "[2025-11-20T18:30:20+01:00] assistant: Noted. First host could be Ada; she has the biggest table.\n\
+         She asked for a reading list by December."
+    );
+    let cited = inspect::cited_frames(
+        &root,
+        "topics/people/book-club.md",
+        &std::fs::read_to_string(root.join("topics/people/book-club.md")).expect("topic"),
+    );
+    let legacy: Vec<_> = cited.iter().filter(|c| c.target.contains("old-notes.md")).collect();
+    assert!(!legacy.is_empty(), "{cited:?}");
+    assert!(legacy.iter().all(|c| c.frame.as_ref().is_ok_and(|frame| frame.legacy)), "{legacy:?}");
+    assert!(inspect::frame(&root, "sources/openprogram/old-notes.md#source-0000000000000000").is_err());
+}

@@ -10,7 +10,8 @@ function row(name, value) {
   return [el('dt', {}, name), el('dd', {}, value === null || value === undefined || value === '' ? '—' : String(value))];
 }
 
-// Open the frame `handle` (`…/sources/…/_v2/<thread>.md#source-<hex>`) in the panel.
+// Open the frame `handle` (`…/sources/…/_v2/<thread>.md#source-<hex>`, or a legacy
+// archive's record) in the panel.
 export async function openFrame(handle) {
   const node = panel();
   node.hidden = false;
@@ -29,7 +30,8 @@ export async function openFrame(handle) {
         row('Time', frame.time),
         el('dt', {}, 'Trust'),
         el('dd', {}, el('span', {class: `trust trust-${trust === 'trusted' ? 'trusted' : 'other'}`}, trust),
-          frame.authority_tier ? ` ${frame.authority_tier}` : ''),
+          frame.authority_tier ? ` ${frame.authority_tier}` : '',
+          frame.legacy ? ' legacy record: its speaker is not verified' : ''),
         row('Where', `${frame.path}:${frame.line}`)),
       el('pre', {class: 'frame-text', id: 'frame-text'}, frame.text),
     );

@@ -7,7 +7,7 @@ use axum::Json;
 use axum::extract::{Query, State};
 use axum::response::{IntoResponse, Response};
 use scriptorium_backend_api::layers::archive_format::{
-    SpeakerView, is_v2_source_path, parse_bytes, source_anchor, split_record_header,
+    SpeakerView, is_v2_source_path, legacy_record, parse_bytes, source_anchor, split_record_header,
 };
 use scriptorium_backend_api::{HandEdit, sanitize_context};
 use serde_json::{Value, json};
@@ -22,7 +22,9 @@ type AppState = State<Arc<Shared>>;
 
 /// `GET /api/memory/source?handle=sources/…/_v2/<thread>.md#source-<16 hex>`: the frame's
 /// verbatim record, speaker, time and trust. The handle is a citation's link target
-/// (a leading `../` run, as topic files write it, is dropped first).
+/// (a leading `../` run, as topic files write it, is dropped first). A legacy archive's
+/// record (`sources/<p>/<t>.md#source-…`, `sources/D<c>.md#d<c>-<t>`) answers with
+/// `legacy: true` and no verified speaker.
 pub(crate) async fn source(State(state): AppState, Query(query): Params) -> Result<Response, ApiError> {
     let handle = query.get("handle").ok_or_else(|| ApiError::bad_query("handle is required"))?.clone();
     let (raw_path, anchor) = handle
@@ -33,14 +35,17 @@ pub(crate) async fn source(State(state): AppState, Query(query): Params) -> Resu
         trimmed = rest;
     }
     let path = paths::relative(trimmed)?;
-    if !path.starts_with("sources/") || !is_v2_source_path(&path) {
-        return Err(ApiError::forbidden(paths::OUTSIDE, "a handle names a v2 source archive under sources/"));
+    if !path.starts_with("sources/") {
+        return Err(ApiError::forbidden(paths::OUTSIDE, "a handle names a source archive under sources/"));
     }
     let anchor = anchor.to_owned();
     let root = state.root.clone();
     let value = blocking(move || -> Result<Value, ApiError> {
         let file = paths::on_disk(&root, &path)?.ok_or_else(ApiError::not_found)?;
         let bytes = std::fs::read(&file).map_err(|err| ApiError::internal(format!("cannot read {path}: {err}")))?;
+        if !is_v2_source_path(&path) {
+            return legacy_frame(&path, &String::from_utf8_lossy(&bytes), &anchor);
+        }
         let parsed = parse_bytes(&bytes, &path);
         let frame = parsed
             .frames
@@ -67,10 +72,36 @@ pub(crate) async fn source(State(state): AppState, Query(query): Params) -> Resu
             "authority_tier": meta.authority_tier.map(|tier| tier.as_str()),
             "principal_id": meta.principal_id,
             "speaker_kind": meta.speaker_kind,
+            "legacy": false,
         }))
     })
     .await??;
     Ok(Json(value).into_response())
+}
+
+/// A legacy record as the source route answers it: the header's time and label, trusted
+/// as legacy events are (spec 01 §3.2) but with its speaker never verified.
+fn legacy_frame(path: &str, text: &str, anchor: &str) -> Result<Value, ApiError> {
+    let record = legacy_record(path, text, anchor).ok_or_else(ApiError::not_found)?;
+    let first_line = record.record_text.split('\n').next().unwrap_or("");
+    let header = split_record_header(first_line);
+    Ok(json!({
+        "handle": format!("{path}#{anchor}"),
+        "path": path,
+        "source_id": record.source_id,
+        "line": record.line,
+        "text": sanitize_context(&record.record_text),
+        "time": header.as_ref().map(|header| header.timestamp),
+        "speaker_id": null,
+        "speaker_display": null,
+        "speaker_label": header.as_ref().map(|header| header.label),
+        "speaker_trusted": false,
+        "trust_state": "trusted",
+        "authority_tier": null,
+        "principal_id": null,
+        "speaker_kind": null,
+        "legacy": true,
+    }))
 }
 
 /// `POST /api/memory/validate {path, content}`: every check an install of this hand

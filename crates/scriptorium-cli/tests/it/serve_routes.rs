@@ -292,6 +292,22 @@ fn a_citation_opens_its_source_frame() -> Result {
     assert_eq!(server.get("/api/memory/source?handle=topics/garden/raised-bed.md%23source-0")?.status, 403);
     assert_eq!(server.get("/api/memory/source?handle=../../../etc/passwd%23source-0")?.status, 403);
     assert_eq!(server.get("/api/memory/source")?.status, 400);
+
+    // A legacy archive's record (the example's book-club citation): verbatim, its
+    // continuation line included, and no speaker believed.
+    let legacy =
+        server.get("/api/memory/source?handle=../../sources/openprogram/old-notes.md%23source-620b0ae3789da094")?;
+    assert_eq!(legacy.status, 200, "{}", legacy.text());
+    let frame = legacy.json();
+    assert_eq!((frame["legacy"].as_bool(), frame["speaker_trusted"].as_bool()), (Some(true), Some(false)), "{frame}");
+    assert_eq!(frame["source_id"], "openprogram/old-notes/n2");
+    assert_eq!((frame["line"].as_u64(), frame["speaker_label"].as_str()), (Some(9), Some("assistant")));
+    assert!(
+        frame["text"].as_str().is_some_and(|t| t.ends_with("She asked for a reading list by December.")),
+        "{frame}"
+    );
+    let unknown = server.get("/api/memory/source?handle=sources/openprogram/old-notes.md%23source-0000000000000000")?;
+    assert_eq!(unknown.status, 404);
     Ok(())
 }
 
