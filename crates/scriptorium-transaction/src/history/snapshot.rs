@@ -12,6 +12,7 @@ use gix::index::entry::Stat;
 use gix::objs::tree::{Entry, EntryKind};
 
 use super::HISTORY_PATHS;
+use super::head_tree::HeadTree;
 use super::stat_cache::{StatCache, settled, stat_of};
 use crate::error::{Error, ErrorCode};
 use crate::journal::Changes;
@@ -88,21 +89,23 @@ impl<'c> Snapshot<'c> {
     /// file on disk whose blob is known and settled (for the next index). `keep` holds
     /// top-level entries of the parent commit's tree outside the memory paths (a file
     /// someone committed by hand): `git add -A -- <memory paths>` leaves those alone, so
-    /// do we. A file on disk whose stat matches `cache` is not read again.
+    /// do we. A file on disk whose stat matches `cache` is not read again, and a tree
+    /// whose bytes equal `head`'s at the same directory is not hashed or written again.
     pub(super) fn write_tree(
         &self,
         repo: &gix::Repository,
         keep: Vec<Entry>,
         cache: &StatCache,
+        head: &HeadTree,
     ) -> Result<(ObjectId, Stats), Error> {
         let mut top = Dir::default();
         for (path, content) in &self.files {
             top.insert(path, path, content);
         }
-        let mut writer = Writer { repo, cache, now: SystemTime::now(), stats: Stats::new() };
+        let mut writer = Writer { repo, cache, head, now: SystemTime::now(), stats: Stats::new(), buf: Vec::new() };
         let mut entries = keep;
-        entries.extend(top.entries(&mut writer)?);
-        Ok((write_entries(repo, entries)?, writer.stats))
+        entries.extend(top.entries("", &mut writer)?);
+        Ok((writer.tree("", entries)?, writer.stats))
     }
 }
 
@@ -172,13 +175,16 @@ fn add(
 /// Workspace-relative path → stat, of the files on disk whose blob a commit holds.
 pub(super) type Stats = BTreeMap<String, Stat>;
 
-/// What writing blobs needs besides the tree: the repository, the stat cache, the time
-/// the writing started (for [`settled`]), and the stats gathered for the next index.
+/// What writing blobs and trees needs besides the files: the repository, the stat cache,
+/// `HEAD`'s trees, the time the writing started (for [`settled`]), the stats gathered for
+/// the next index, and a buffer for serializing trees.
 struct Writer<'w> {
     repo: &'w gix::Repository,
     cache: &'w StatCache,
+    head: &'w HeadTree,
     now: SystemTime,
     stats: Stats,
+    buf: Vec<u8>,
 }
 
 impl Writer<'_> {
@@ -203,6 +209,25 @@ impl Writer<'_> {
         }
         Ok(Some(id))
     }
+
+    /// Sort `entries` in Git's tree order and write them as the tree of directory `path`
+    /// (`""` for the root). Bytes equal to `HEAD`'s tree there are that very object, so
+    /// its id is returned without hashing or writing anything.
+    fn tree(&mut self, path: &str, mut entries: Vec<Entry>) -> Result<ObjectId, Error> {
+        use gix::objs::WriteTo as _;
+        entries.sort();
+        let tree = gix::objs::Tree { entries };
+        self.buf.clear();
+        tree.write_to(&mut self.buf).map_err(|error| {
+            Error::new(ErrorCode::GitCommitFailed, format!("cannot serialize a tree: {error}")).with_source(error)
+        })?;
+        if let Some((id, raw)) = self.head.tree(path)
+            && raw == self.buf.as_slice()
+        {
+            return Ok(id);
+        }
+        Ok(self.repo.write_object(&tree).map_err(commit_failed("write a tree"))?.detach())
+    }
 }
 
 /// One directory of the tree being built: files as (name, full path, content).
@@ -220,17 +245,18 @@ impl<'s> Dir<'s> {
         }
     }
 
-    /// Write the blobs and subtrees of this directory and return its entries. Empty
-    /// directories vanish, as Git cannot hold them.
-    fn entries(&self, writer: &mut Writer<'_>) -> Result<Vec<Entry>, Error> {
+    /// Write the blobs and subtrees of this directory (at `path`, `""` for the root) and
+    /// return its entries. Empty directories vanish, as Git cannot hold them.
+    fn entries(&self, path: &str, writer: &mut Writer<'_>) -> Result<Vec<Entry>, Error> {
         let mut entries = Vec::with_capacity(self.files.len() + self.dirs.len());
         for (name, dir) in &self.dirs {
-            let sub = dir.entries(writer)?;
+            let sub_path = if path.is_empty() { (*name).to_owned() } else { format!("{path}/{name}") };
+            let sub = dir.entries(&sub_path, writer)?;
             if !sub.is_empty() {
                 entries.push(Entry {
                     mode: EntryKind::Tree.into(),
                     filename: (*name).into(),
-                    oid: write_entries(writer.repo, sub)?,
+                    oid: writer.tree(&sub_path, sub)?,
                 });
             }
         }
@@ -262,13 +288,6 @@ impl Content<'_> {
             },
         }
     }
-}
-
-/// Sort `entries` in Git's tree order and write them as one tree object.
-fn write_entries(repo: &gix::Repository, mut entries: Vec<Entry>) -> Result<ObjectId, Error> {
-    entries.sort();
-    let tree = gix::objs::Tree { entries };
-    Ok(repo.write_object(&tree).map_err(commit_failed("write a tree"))?.detach())
 }
 
 /// Map a gix failure while preparing a commit to `GIT_COMMIT_FAILED`.
