@@ -19,9 +19,9 @@ use crate::journal::Changes;
 
 /// Where one file's bytes come from.
 enum Content<'c> {
-    /// A regular file on disk, with its stat from the scan, read when the blob is
-    /// written unless the stat cache knows its blob.
-    Disk(PathBuf, std::fs::Metadata),
+    /// A regular file on disk (at the snapshot's root joined with its key), with its stat
+    /// from the scan, read when the blob is written unless the stat cache knows its blob.
+    Disk(std::fs::Metadata),
     /// Bytes staged by the transaction and not installed yet.
     Staged(&'c [u8]),
 }
@@ -32,6 +32,7 @@ enum Content<'c> {
 /// `.` or `..` component and no component Git refuses in a tree (`.git` and its
 /// spellings), and no key is a proper prefix directory of another key.
 pub(super) struct Snapshot<'c> {
+    root: PathBuf,
     files: BTreeMap<String, Content<'c>>,
 }
 
@@ -40,11 +41,12 @@ impl<'c> Snapshot<'c> {
     /// skipped, as the reference skips them), in directories that are not symlinks.
     /// A name that is not UTF-8 is skipped: no memory path can have one.
     pub(super) fn scan(root: &Path) -> io::Result<Snapshot<'c>> {
-        let mut files = BTreeMap::new();
+        let mut files = Vec::new();
         for name in HISTORY_PATHS {
             walk(&root.join(name), (*name).to_owned(), &mut files)?;
         }
-        Ok(Snapshot { files })
+        // Collected then built in one go: the map sorts once instead of searching per insert.
+        Ok(Snapshot { root: root.to_owned(), files: files.into_iter().collect() })
     }
 
     /// Lay the transaction's whole-file changes over the scanned files. Paths outside the
@@ -102,7 +104,15 @@ impl<'c> Snapshot<'c> {
         for (path, content) in &self.files {
             top.insert(path, path, content);
         }
-        let mut writer = Writer { repo, cache, head, now: SystemTime::now(), stats: Stats::new(), buf: Vec::new() };
+        let mut writer = Writer {
+            root: &self.root,
+            repo,
+            cache,
+            head,
+            now: SystemTime::now(),
+            stats: Stats::new(),
+            buf: Vec::new(),
+        };
         let mut entries = keep;
         entries.extend(top.entries("", &mut writer)?);
         Ok((writer.tree("", entries)?, writer.stats))
@@ -133,7 +143,7 @@ fn is_refused_name(name: &str) -> bool {
 }
 
 /// Add the regular files at or below `path` (named `relative`) to `files`.
-fn walk(path: &Path, relative: String, files: &mut BTreeMap<String, Content<'_>>) -> io::Result<()> {
+fn walk(path: &Path, relative: String, files: &mut Vec<(String, Content<'_>)>) -> io::Result<()> {
     let metadata = match std::fs::symlink_metadata(path) {
         Ok(metadata) => metadata,
         Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(()),
@@ -149,11 +159,11 @@ fn add(
     path: &Path,
     relative: String,
     metadata: std::fs::Metadata,
-    files: &mut BTreeMap<String, Content<'_>>,
+    files: &mut Vec<(String, Content<'_>)>,
 ) -> io::Result<()> {
     let kind = metadata.file_type();
     if kind.is_file() {
-        files.insert(relative, Content::Disk(path.to_owned(), metadata));
+        files.push((relative, Content::Disk(metadata)));
     } else if kind.is_dir() {
         for entry in std::fs::read_dir(path)? {
             let entry = entry?;
@@ -179,6 +189,7 @@ pub(super) type Stats = BTreeMap<String, Stat>;
 /// `HEAD`'s trees, the time the writing started (for [`settled`]), the stats gathered for
 /// the next index, and a buffer for serializing trees.
 struct Writer<'w> {
+    root: &'w Path,
     repo: &'w gix::Repository,
     cache: &'w StatCache,
     head: &'w HeadTree,
@@ -191,18 +202,18 @@ impl Writer<'_> {
     /// The blob id of one file, writing the blob unless the stat cache knows it.
     /// `None` if the file vanished since the scan.
     fn blob(&mut self, path: &str, content: &Content<'_>) -> Result<Option<ObjectId>, Error> {
-        if let Content::Disk(_, metadata) = content {
+        if let Content::Disk(metadata) = content {
             let stat = stat_of(metadata);
             if let Some(id) = self.cache.lookup(path, &stat) {
                 self.stats.insert(path.to_owned(), stat);
                 return Ok(Some(id));
             }
         }
-        let Some(bytes) = content.read()? else { return Ok(None) };
+        let Some(bytes) = content.read(self.root, path)? else { return Ok(None) };
         let id = self.repo.write_blob(&bytes).map_err(commit_failed("write a blob"))?.detach();
         // The stat was taken before the read: a later change shows as a new stat, unless
         // it lands within the timestamp granularity, hence `settled`.
-        if let Content::Disk(_, metadata) = content
+        if let Content::Disk(metadata) = content
             && settled(metadata, self.now)
         {
             self.stats.insert(path.to_owned(), stat_of(metadata));
@@ -274,15 +285,15 @@ impl<'s> Dir<'s> {
 impl Content<'_> {
     /// The file's bytes, or `None` if it vanished since the scan (it is then simply not
     /// part of this commit, as with `git add -A` racing a delete).
-    fn read(&self) -> Result<Option<std::borrow::Cow<'_, [u8]>>, Error> {
+    fn read(&self, root: &Path, relative: &str) -> Result<Option<std::borrow::Cow<'_, [u8]>>, Error> {
         match self {
             Content::Staged(bytes) => Ok(Some(std::borrow::Cow::Borrowed(bytes))),
-            Content::Disk(path, _) => match std::fs::read(path) {
+            Content::Disk(_) => match std::fs::read(root.join(relative)) {
                 Ok(bytes) => Ok(Some(std::borrow::Cow::Owned(bytes))),
                 Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(None),
                 Err(error) => {
                     Err(Error::new(ErrorCode::GitCommitFailed, format!("cannot read a memory file: {error}"))
-                        .with_path(path.display().to_string())
+                        .with_path(relative)
                         .with_source(error))
                 }
             },
