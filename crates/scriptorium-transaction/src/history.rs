@@ -13,6 +13,7 @@
 //!
 //! Everything that writes (opening included) must run under the workspace write lock.
 
+mod head_tree;
 mod layout;
 mod message;
 mod read;
@@ -29,6 +30,7 @@ use std::path::{Path, PathBuf};
 
 use gix::ObjectId;
 
+use self::head_tree::HeadTree;
 use self::layout::Identity;
 use self::refs::{Head, RefValue};
 use self::snapshot::{Snapshot, Stats, commit_failed};
@@ -216,21 +218,22 @@ impl History {
     pub fn prepare(&self, message: &str, changes: &Changes) -> Result<Option<PreparedCommit<'_>>, Error> {
         let summary = sanitize_message(message);
         let parent = self.head_id().map_err(|why| Error::new(ErrorCode::GitCommitFailed, why))?;
-        let (parent_tree, keep, cache) = match parent {
+        let (parent_tree, keep, head, cache) = match parent {
             Some(id) => {
                 let tree = self.commit_tree(id).map_err(commit_failed("read the HEAD commit"))?;
                 let keep = self.kept_entries(tree).map_err(commit_failed("read the HEAD tree"))?;
-                // The cache only saves work: a tree it cannot read means no cache.
-                let cache = self.blobs(tree).map(|head| StatCache::load(&self.git_dir, &head)).unwrap_or_default();
-                (Some(tree), keep, cache)
+                // Both only save work: a tree that cannot be read means neither.
+                let head = HeadTree::read(&self.repo, tree).unwrap_or_default();
+                let cache = StatCache::load(&self.git_dir, head.blobs());
+                (Some(tree), keep, head, cache)
             }
-            None => (None, Vec::new(), StatCache::default()),
+            None => (None, Vec::new(), HeadTree::default(), StatCache::default()),
         };
         let mut snapshot = Snapshot::scan(&self.root).map_err(|error| {
             Error::new(ErrorCode::GitCommitFailed, format!("cannot list the memory files: {error}")).with_source(error)
         })?;
         snapshot.apply(changes)?;
-        let (tree, stats) = snapshot.write_tree(&self.repo, keep, &cache)?;
+        let (tree, stats) = snapshot.write_tree(&self.repo, keep, &cache, &head)?;
         if parent_tree == Some(tree) {
             return Ok(None);
         }
@@ -311,24 +314,7 @@ impl History {
 
     /// Every blob of `tree` under the memory paths: workspace-relative path → id.
     fn blobs(&self, tree: ObjectId) -> Result<std::collections::BTreeMap<String, ObjectId>, gix::Error> {
-        let mut blobs = std::collections::BTreeMap::new();
-        let mut pending = vec![(String::new(), tree)];
-        while let Some((prefix, id)) = pending.pop() {
-            let tree = self.repo.find_tree(id)?;
-            for entry in tree.decode()?.entries {
-                let Ok(name) = std::str::from_utf8(entry.filename) else { continue };
-                if prefix.is_empty() && !HISTORY_PATHS.contains(&name) {
-                    continue;
-                }
-                let path = if prefix.is_empty() { name.to_owned() } else { format!("{prefix}/{name}") };
-                if entry.mode.is_tree() {
-                    pending.push((path, entry.oid.to_owned()));
-                } else if entry.mode.is_blob() {
-                    blobs.insert(path, entry.oid.to_owned());
-                }
-            }
-        }
-        Ok(blobs)
+        Ok(HeadTree::read(&self.repo, tree)?.into_blobs())
     }
 
     /// Who commits, now, in the local time zone (as `git commit` records it).

@@ -12,15 +12,16 @@ use gix::index::entry::Stat;
 use gix::objs::tree::{Entry, EntryKind};
 
 use super::HISTORY_PATHS;
+use super::head_tree::HeadTree;
 use super::stat_cache::{StatCache, settled, stat_of};
 use crate::error::{Error, ErrorCode};
 use crate::journal::Changes;
 
 /// Where one file's bytes come from.
 enum Content<'c> {
-    /// A regular file on disk, with its stat from the scan, read when the blob is
-    /// written unless the stat cache knows its blob.
-    Disk(PathBuf, std::fs::Metadata),
+    /// A regular file on disk (at the snapshot's root joined with its key), with its stat
+    /// from the scan, read when the blob is written unless the stat cache knows its blob.
+    Disk(std::fs::Metadata),
     /// Bytes staged by the transaction and not installed yet.
     Staged(&'c [u8]),
 }
@@ -31,6 +32,7 @@ enum Content<'c> {
 /// `.` or `..` component and no component Git refuses in a tree (`.git` and its
 /// spellings), and no key is a proper prefix directory of another key.
 pub(super) struct Snapshot<'c> {
+    root: PathBuf,
     files: BTreeMap<String, Content<'c>>,
 }
 
@@ -39,11 +41,12 @@ impl<'c> Snapshot<'c> {
     /// skipped, as the reference skips them), in directories that are not symlinks.
     /// A name that is not UTF-8 is skipped: no memory path can have one.
     pub(super) fn scan(root: &Path) -> io::Result<Snapshot<'c>> {
-        let mut files = BTreeMap::new();
+        let mut files = Vec::new();
         for name in HISTORY_PATHS {
             walk(&root.join(name), (*name).to_owned(), &mut files)?;
         }
-        Ok(Snapshot { files })
+        // Collected then built in one go: the map sorts once instead of searching per insert.
+        Ok(Snapshot { root: root.to_owned(), files: files.into_iter().collect() })
     }
 
     /// Lay the transaction's whole-file changes over the scanned files. Paths outside the
@@ -88,21 +91,31 @@ impl<'c> Snapshot<'c> {
     /// file on disk whose blob is known and settled (for the next index). `keep` holds
     /// top-level entries of the parent commit's tree outside the memory paths (a file
     /// someone committed by hand): `git add -A -- <memory paths>` leaves those alone, so
-    /// do we. A file on disk whose stat matches `cache` is not read again.
+    /// do we. A file on disk whose stat matches `cache` is not read again, and a tree
+    /// whose bytes equal `head`'s at the same directory is not hashed or written again.
     pub(super) fn write_tree(
         &self,
         repo: &gix::Repository,
         keep: Vec<Entry>,
         cache: &StatCache,
+        head: &HeadTree,
     ) -> Result<(ObjectId, Stats), Error> {
         let mut top = Dir::default();
         for (path, content) in &self.files {
             top.insert(path, path, content);
         }
-        let mut writer = Writer { repo, cache, now: SystemTime::now(), stats: Stats::new() };
+        let mut writer = Writer {
+            root: &self.root,
+            repo,
+            cache,
+            head,
+            now: SystemTime::now(),
+            stats: Stats::new(),
+            buf: Vec::new(),
+        };
         let mut entries = keep;
-        entries.extend(top.entries(&mut writer)?);
-        Ok((write_entries(repo, entries)?, writer.stats))
+        entries.extend(top.entries("", &mut writer)?);
+        Ok((writer.tree("", entries)?, writer.stats))
     }
 }
 
@@ -130,7 +143,7 @@ fn is_refused_name(name: &str) -> bool {
 }
 
 /// Add the regular files at or below `path` (named `relative`) to `files`.
-fn walk(path: &Path, relative: String, files: &mut BTreeMap<String, Content<'_>>) -> io::Result<()> {
+fn walk(path: &Path, relative: String, files: &mut Vec<(String, Content<'_>)>) -> io::Result<()> {
     let metadata = match std::fs::symlink_metadata(path) {
         Ok(metadata) => metadata,
         Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(()),
@@ -146,11 +159,11 @@ fn add(
     path: &Path,
     relative: String,
     metadata: std::fs::Metadata,
-    files: &mut BTreeMap<String, Content<'_>>,
+    files: &mut Vec<(String, Content<'_>)>,
 ) -> io::Result<()> {
     let kind = metadata.file_type();
     if kind.is_file() {
-        files.insert(relative, Content::Disk(path.to_owned(), metadata));
+        files.push((relative, Content::Disk(metadata)));
     } else if kind.is_dir() {
         for entry in std::fs::read_dir(path)? {
             let entry = entry?;
@@ -172,36 +185,59 @@ fn add(
 /// Workspace-relative path → stat, of the files on disk whose blob a commit holds.
 pub(super) type Stats = BTreeMap<String, Stat>;
 
-/// What writing blobs needs besides the tree: the repository, the stat cache, the time
-/// the writing started (for [`settled`]), and the stats gathered for the next index.
+/// What writing blobs and trees needs besides the files: the repository, the stat cache,
+/// `HEAD`'s trees, the time the writing started (for [`settled`]), the stats gathered for
+/// the next index, and a buffer for serializing trees.
 struct Writer<'w> {
+    root: &'w Path,
     repo: &'w gix::Repository,
     cache: &'w StatCache,
+    head: &'w HeadTree,
     now: SystemTime,
     stats: Stats,
+    buf: Vec<u8>,
 }
 
 impl Writer<'_> {
     /// The blob id of one file, writing the blob unless the stat cache knows it.
     /// `None` if the file vanished since the scan.
     fn blob(&mut self, path: &str, content: &Content<'_>) -> Result<Option<ObjectId>, Error> {
-        if let Content::Disk(_, metadata) = content {
+        if let Content::Disk(metadata) = content {
             let stat = stat_of(metadata);
             if let Some(id) = self.cache.lookup(path, &stat) {
                 self.stats.insert(path.to_owned(), stat);
                 return Ok(Some(id));
             }
         }
-        let Some(bytes) = content.read()? else { return Ok(None) };
+        let Some(bytes) = content.read(self.root, path)? else { return Ok(None) };
         let id = self.repo.write_blob(&bytes).map_err(commit_failed("write a blob"))?.detach();
         // The stat was taken before the read: a later change shows as a new stat, unless
         // it lands within the timestamp granularity, hence `settled`.
-        if let Content::Disk(_, metadata) = content
+        if let Content::Disk(metadata) = content
             && settled(metadata, self.now)
         {
             self.stats.insert(path.to_owned(), stat_of(metadata));
         }
         Ok(Some(id))
+    }
+
+    /// Sort `entries` in Git's tree order and write them as the tree of directory `path`
+    /// (`""` for the root). Bytes equal to `HEAD`'s tree there are that very object, so
+    /// its id is returned without hashing or writing anything.
+    fn tree(&mut self, path: &str, mut entries: Vec<Entry>) -> Result<ObjectId, Error> {
+        use gix::objs::WriteTo as _;
+        entries.sort();
+        let tree = gix::objs::Tree { entries };
+        self.buf.clear();
+        tree.write_to(&mut self.buf).map_err(|error| {
+            Error::new(ErrorCode::GitCommitFailed, format!("cannot serialize a tree: {error}")).with_source(error)
+        })?;
+        if let Some((id, raw)) = self.head.tree(path)
+            && raw == self.buf.as_slice()
+        {
+            return Ok(id);
+        }
+        Ok(self.repo.write_object(&tree).map_err(commit_failed("write a tree"))?.detach())
     }
 }
 
@@ -220,17 +256,18 @@ impl<'s> Dir<'s> {
         }
     }
 
-    /// Write the blobs and subtrees of this directory and return its entries. Empty
-    /// directories vanish, as Git cannot hold them.
-    fn entries(&self, writer: &mut Writer<'_>) -> Result<Vec<Entry>, Error> {
+    /// Write the blobs and subtrees of this directory (at `path`, `""` for the root) and
+    /// return its entries. Empty directories vanish, as Git cannot hold them.
+    fn entries(&self, path: &str, writer: &mut Writer<'_>) -> Result<Vec<Entry>, Error> {
         let mut entries = Vec::with_capacity(self.files.len() + self.dirs.len());
         for (name, dir) in &self.dirs {
-            let sub = dir.entries(writer)?;
+            let sub_path = if path.is_empty() { (*name).to_owned() } else { format!("{path}/{name}") };
+            let sub = dir.entries(&sub_path, writer)?;
             if !sub.is_empty() {
                 entries.push(Entry {
                     mode: EntryKind::Tree.into(),
                     filename: (*name).into(),
-                    oid: write_entries(writer.repo, sub)?,
+                    oid: writer.tree(&sub_path, sub)?,
                 });
             }
         }
@@ -248,27 +285,20 @@ impl<'s> Dir<'s> {
 impl Content<'_> {
     /// The file's bytes, or `None` if it vanished since the scan (it is then simply not
     /// part of this commit, as with `git add -A` racing a delete).
-    fn read(&self) -> Result<Option<std::borrow::Cow<'_, [u8]>>, Error> {
+    fn read(&self, root: &Path, relative: &str) -> Result<Option<std::borrow::Cow<'_, [u8]>>, Error> {
         match self {
             Content::Staged(bytes) => Ok(Some(std::borrow::Cow::Borrowed(bytes))),
-            Content::Disk(path, _) => match std::fs::read(path) {
+            Content::Disk(_) => match std::fs::read(root.join(relative)) {
                 Ok(bytes) => Ok(Some(std::borrow::Cow::Owned(bytes))),
                 Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(None),
                 Err(error) => {
                     Err(Error::new(ErrorCode::GitCommitFailed, format!("cannot read a memory file: {error}"))
-                        .with_path(path.display().to_string())
+                        .with_path(relative)
                         .with_source(error))
                 }
             },
         }
     }
-}
-
-/// Sort `entries` in Git's tree order and write them as one tree object.
-fn write_entries(repo: &gix::Repository, mut entries: Vec<Entry>) -> Result<ObjectId, Error> {
-    entries.sort();
-    let tree = gix::objs::Tree { entries };
-    Ok(repo.write_object(&tree).map_err(commit_failed("write a tree"))?.detach())
 }
 
 /// Map a gix failure while preparing a commit to `GIT_COMMIT_FAILED`.

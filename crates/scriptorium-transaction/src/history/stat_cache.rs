@@ -8,7 +8,7 @@
 //! object lost in a crash. Any doubt — no index, a damaged one, another branch's entry —
 //! means the file is read and hashed, as before.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::time::{Duration, SystemTime};
@@ -21,10 +21,11 @@ use gix::index::entry::{Mode, Stat};
 /// the file system's timestamp granularity: its stat is not recorded.
 const SETTLE: Duration = Duration::from_secs(2);
 
-/// The trusted entries of the index: path → (stat, blob id).
+/// The trusted entries of the index: path → (stat, blob id). Hashed, not ordered: a
+/// commit looks up every file of the workspace once.
 #[derive(Default)]
 pub(super) struct StatCache {
-    entries: BTreeMap<String, (Stat, ObjectId)>,
+    entries: HashMap<String, (Stat, ObjectId)>,
 }
 
 impl StatCache {

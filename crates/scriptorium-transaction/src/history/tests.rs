@@ -2,6 +2,7 @@
 //! `git` binary (installed here and on CI; the library itself never runs it).
 
 mod damage;
+mod incremental;
 mod stat_cache;
 
 use std::collections::BTreeMap;

@@ -22,6 +22,7 @@ use std::path::{Path, PathBuf};
 
 use gix::ObjectId;
 
+use super::head_tree::HeadTree;
 use super::refs::{self, Head, RefValue};
 use super::snapshot::{Snapshot, Stats};
 use super::stat_cache::StatCache;
@@ -126,7 +127,7 @@ impl History {
         let snapshot = Snapshot::scan(&self.root).map_err(|error| error.to_string())?;
         // No stat cache: the point is to write every object again.
         snapshot
-            .write_tree(&self.repo, Vec::new(), &StatCache::default())
+            .write_tree(&self.repo, Vec::new(), &StatCache::default(), &HeadTree::default())
             .map_err(|error| error.message().to_owned())?;
         self.repo.write_object(gix::objs::Tree::empty()).map_err(|error| error.to_string())?;
         self.repo.write_blob([]).map_err(|error| error.to_string())?;
@@ -223,7 +224,7 @@ impl History {
     fn restart(&self, target: &str) -> Result<ObjectId, String> {
         let snapshot = Snapshot::scan(&self.root).map_err(|error| error.to_string())?;
         let (tree, _) = snapshot
-            .write_tree(&self.repo, Vec::new(), &StatCache::default())
+            .write_tree(&self.repo, Vec::new(), &StatCache::default(), &HeadTree::default())
             .map_err(|error| error.message().to_owned())?;
         let signature = self.signature();
         let commit = gix::objs::Commit {

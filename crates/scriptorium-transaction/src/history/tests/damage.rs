@@ -144,7 +144,12 @@ fn trial(seed: u64, templates: &[Template]) -> Result<Outcome, Box<dyn std::erro
     let mut checker = super::super::verify::Checker::new(&history.repo, &git_dir);
     assert!(checker.commit(head), "{context}: HEAD {head} is not readable in full");
     let tree = history.commit_tree(head)?;
-    let (current, _) = Snapshot::scan(root)?.write_tree(&history.repo, Vec::new(), &StatCache::default())?;
+    let (current, _) = Snapshot::scan(root)?.write_tree(
+        &history.repo,
+        Vec::new(),
+        &StatCache::default(),
+        &crate::history::head_tree::HeadTree::default(),
+    )?;
     assert!(
         tree == current || template.checkpoints.contains(&tree),
         "{context}: HEAD's tree is neither the files' nor a checkpoint's"
