@@ -22,7 +22,7 @@ use super::path_key;
 use super::report::{ImportReport, ProblemCode};
 use super::state::{self, FileState};
 use crate::error::Error;
-use crate::store::{Content, Message, SqliteStore, Timestamp, set_head_in};
+use crate::store::{Content, Message, SqliteStore, Timestamp};
 
 /// The format name in `import_files`.
 const FORMAT: &str = "chatgpt";
@@ -90,7 +90,7 @@ pub(crate) fn import_file(store: &SqliteStore, path: &Path, now: f64, report: &m
     report.lines_read += 1;
     report.bytes_read += size;
     for (index, conversation) in conversations.iter().enumerate() {
-        let Some((session, batch, head)) = conversation_batch(conversation) else {
+        let Some((session, batch)) = conversation_batch(conversation) else {
             report.problem(
                 ProblemCode::MalformedFile,
                 path.to_path_buf(),
@@ -99,13 +99,7 @@ pub(crate) fn import_file(store: &SqliteStore, path: &Path, now: f64, report: &m
             );
             continue;
         };
-        let added = store.transact(|tx| {
-            let added = store_batch(tx, &session, &batch, now)?;
-            if let Some(head) = &head {
-                set_head_in(tx, &session, head)?;
-            }
-            Ok(added)
-        })?;
+        let added = store.transact(|tx| store_batch(tx, &session, &batch, now))?;
         if added.nodes > 0 {
             report.sessions.insert(session);
         }
@@ -124,8 +118,8 @@ pub(crate) fn import_file(store: &SqliteStore, path: &Path, now: f64, report: &m
     store.transact(|tx| state::save(tx, &key, FORMAT, &done, now))
 }
 
-/// One conversation's session id, nodes (parents before children) and head.
-fn conversation_batch(conversation: &Value) -> Option<(String, Batch, Option<String>)> {
+/// One conversation's session id and batch: nodes (parents before children) and the head.
+fn conversation_batch(conversation: &Value) -> Option<(String, Batch)> {
     let id = ["conversation_id", "id"]
         .iter()
         .find_map(|key| conversation.get(*key).and_then(Value::as_str).filter(|id| !id.is_empty()))?;
@@ -158,8 +152,8 @@ fn conversation_batch(conversation: &Value) -> Option<(String, Batch, Option<Str
         let Some(node) = mapping.get(key) else { continue };
         batch.nodes.push(message(key, parent_of(node).filter(|parent| *parent != key), node.get("message")));
     }
-    let head = conversation.get("current_node").and_then(Value::as_str).map(str::to_owned);
-    Some((format!("{SESSION_PREFIX}{id}"), batch, head))
+    batch.head = conversation.get("current_node").and_then(Value::as_str).map(str::to_owned);
+    Some((format!("{SESSION_PREFIX}{id}"), batch))
 }
 
 fn parent_of(node: &Value) -> Option<&str> {

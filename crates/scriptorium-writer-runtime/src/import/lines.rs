@@ -16,7 +16,7 @@ use super::report::{ImportReport, ProblemCode};
 use super::state::{self, FileState};
 use super::{Format, claude_code, codex, jsonl, path_key};
 use crate::error::Error;
-use crate::store::{Content, Message, SqliteStore, append_in, set_content_in};
+use crate::store::{Content, Message, SqliteStore, append_in, set_content_in, set_head_in};
 
 /// About how many bytes of lines one transaction takes.
 const CHUNK_BYTES: usize = 8 << 20;
@@ -42,6 +42,10 @@ pub(crate) struct Batch {
     pub nodes: Vec<Message>,
     /// Stored nodes whose content becomes this (an assistant reply that grew).
     pub updates: Vec<(String, Content)>,
+    /// The node to make the session head once the nodes are stored, when the format
+    /// names its active leaf (Claude Code's `last-prompt.leafUuid`); otherwise the head is
+    /// the last new node.
+    pub head: Option<String>,
 }
 
 /// A file being imported, as a format sees it.
@@ -262,6 +266,9 @@ pub(crate) fn store_batch(tx: &Connection, session: &str, batch: &Batch, now: f6
     }
     for (id, content) in &batch.updates {
         added.extended += usize::from(set_content_in(tx, session, id, content, now)?);
+    }
+    if let Some(head) = &batch.head {
+        set_head_in(tx, session, head)?;
     }
     Ok(added)
 }
