@@ -10,14 +10,13 @@
 //! connected. The file is read whole, again only when it changed.
 
 use std::collections::{HashMap, HashSet};
-use std::fs::File;
-use std::io::BufReader;
+use std::io::{BufReader, Seek, SeekFrom};
 use std::path::Path;
 
 use serde_json::{Map, Value};
 
 use super::authority;
-use super::lines::{Batch, mtime_ns, store_batch};
+use super::lines::{Batch, store_batch};
 use super::path_key;
 use super::report::{ImportReport, ProblemCode};
 use super::state::{self, FileState};
@@ -36,27 +35,11 @@ pub(crate) const SESSION_PREFIX: &str = "chatgpt:";
 const KIND: &str = "import_kind";
 
 pub(crate) fn import_file(store: &SqliteStore, path: &Path, now: f64, report: &mut ImportReport) -> Result<(), Error> {
-    let unreadable = |report: &mut ImportReport, error: std::io::Error| {
-        report.problem(ProblemCode::Unreadable, path.to_path_buf(), None, error.kind().to_string());
-    };
-    let mut file = match File::open(path) {
-        Ok(file) => file,
-        Err(error) => {
-            unreadable(report, error);
-            return Ok(());
-        }
-    };
-    let (size, mtime) = match file.metadata() {
-        Ok(metadata) => (metadata.len(), mtime_ns(&metadata)),
-        Err(error) => {
-            unreadable(report, error);
-            return Ok(());
-        }
-    };
+    let Some((mut file, size, mtime)) = state::open(path, report) else { return Ok(()) };
     let print = match state::fingerprint(&mut file, size) {
         Ok(print) => print,
         Err(error) => {
-            unreadable(report, error);
+            state::unreadable(report, path, &error);
             return Ok(());
         }
     };
@@ -68,13 +51,11 @@ pub(crate) fn import_file(store: &SqliteStore, path: &Path, now: f64, report: &m
         }
         report.files_reread += 1;
     }
-    let file = match File::open(path) {
-        Ok(file) => file,
-        Err(error) => {
-            unreadable(report, error);
-            return Ok(());
-        }
-    };
+    // The fingerprint moved the position: read the whole export from its start.
+    if let Err(error) = file.seek(SeekFrom::Start(0)) {
+        state::unreadable(report, path, &error);
+        return Ok(());
+    }
     let conversations = match serde_json::from_reader::<_, Value>(BufReader::new(file)) {
         Ok(Value::Array(conversations)) => conversations,
         Ok(_) => {

@@ -109,23 +109,7 @@ pub(crate) fn import_file(
     now: f64,
     report: &mut ImportReport,
 ) -> Result<(), Error> {
-    let unreadable = |report: &mut ImportReport, error: std::io::Error| {
-        report.problem(ProblemCode::Unreadable, path.to_path_buf(), None, error.kind().to_string());
-    };
-    let mut file = match File::open(path) {
-        Ok(file) => file,
-        Err(error) => {
-            unreadable(report, error);
-            return Ok(());
-        }
-    };
-    let (size, mtime_ns) = match file.metadata() {
-        Ok(metadata) => (metadata.len(), mtime_ns(&metadata)),
-        Err(error) => {
-            unreadable(report, error);
-            return Ok(());
-        }
-    };
+    let Some((mut file, size, mtime_ns)) = state::open(path, report) else { return Ok(()) };
     let key = path_key(path);
     let prior = store.transact(|tx| state::load(tx, &key, format.name()))?;
     let mut current = match prior {
@@ -142,7 +126,7 @@ pub(crate) fn import_file(
                 FileState::default()
             }
             Err(error) => {
-                unreadable(report, error);
+                state::unreadable(report, path, &error);
                 return Ok(());
             }
         },
@@ -153,7 +137,7 @@ pub(crate) fn import_file(
         None => FileState::default(),
     };
     if let Err(error) = file.seek(SeekFrom::Start(current.offset)) {
-        unreadable(report, error);
+        state::unreadable(report, path, &error);
         return Ok(());
     }
     let mut reader = BufReader::with_capacity(1 << 20, file);
@@ -168,7 +152,7 @@ pub(crate) fn import_file(
             let n = match reader.read_until(b'\n', &mut chunk.buffer) {
                 Ok(n) => n,
                 Err(error) => {
-                    unreadable(report, error);
+                    state::unreadable(report, path, &error);
                     eof = true;
                     chunk.buffer.truncate(start);
                     break;
@@ -205,7 +189,7 @@ pub(crate) fn import_file(
         let print = match File::open(path).and_then(|mut file| state::fingerprint(&mut file, offset)) {
             Ok(print) => print,
             Err(error) => {
-                unreadable(report, error);
+                state::unreadable(report, path, &error);
                 return Ok(());
             }
         };
@@ -279,16 +263,6 @@ fn parse(format: Format, tx: &Connection, ctx: &mut FileCtx<'_>, chunk: &Chunk) 
         Format::Codex => codex::parse(tx, ctx, chunk),
         Format::Jsonl | Format::ChatGpt => jsonl::parse(tx, ctx, chunk),
     }
-}
-
-/// The modification time in nanoseconds since the epoch (0 when unknown).
-pub(crate) fn mtime_ns(metadata: &std::fs::Metadata) -> i64 {
-    metadata
-        .modified()
-        .ok()
-        .and_then(|time| time.duration_since(std::time::UNIX_EPOCH).ok())
-        .and_then(|d| i64::try_from(d.as_nanos()).ok())
-        .unwrap_or(0)
 }
 
 /// The file stem as text (the session name of a one-session-per-file format).
