@@ -13,7 +13,9 @@ use serde_json::{Map, Value};
 use crate::error::Error;
 
 pub use self::sqlite::{APPLICATION_ID, SCHEMA_VERSION, SESSIONS_FILE, SqliteStore};
-pub(crate) use self::sqlite::{append_in, node_in, set_content_in, set_head_in, sql_error};
+pub(crate) use self::sqlite::{
+    append_in, last_node_at_in, next_node_in, node_in, set_content_in, set_head_in, sql_error,
+};
 
 /// A node's content: text, or a list of parts (`{"type":"text","text":…}` and others),
 /// or any other JSON value the producer stored.

@@ -10,19 +10,18 @@
 //! connected. The file is read whole, again only when it changed.
 
 use std::collections::{HashMap, HashSet};
-use std::fs::File;
-use std::io::BufReader;
+use std::io::{BufReader, Seek, SeekFrom};
 use std::path::Path;
 
 use serde_json::{Map, Value};
 
 use super::authority;
-use super::lines::{Batch, mtime_ns, store_batch};
+use super::lines::{Batch, store_batch};
 use super::path_key;
 use super::report::{ImportReport, ProblemCode};
 use super::state::{self, FileState};
 use crate::error::Error;
-use crate::store::{Content, Message, SqliteStore, Timestamp, set_head_in};
+use crate::store::{Content, Message, SqliteStore, Timestamp};
 
 /// The format name in `import_files`.
 const FORMAT: &str = "chatgpt";
@@ -36,27 +35,11 @@ pub(crate) const SESSION_PREFIX: &str = "chatgpt:";
 const KIND: &str = "import_kind";
 
 pub(crate) fn import_file(store: &SqliteStore, path: &Path, now: f64, report: &mut ImportReport) -> Result<(), Error> {
-    let unreadable = |report: &mut ImportReport, error: std::io::Error| {
-        report.problem(ProblemCode::Unreadable, path.to_path_buf(), None, error.kind().to_string());
-    };
-    let mut file = match File::open(path) {
-        Ok(file) => file,
-        Err(error) => {
-            unreadable(report, error);
-            return Ok(());
-        }
-    };
-    let (size, mtime) = match file.metadata() {
-        Ok(metadata) => (metadata.len(), mtime_ns(&metadata)),
-        Err(error) => {
-            unreadable(report, error);
-            return Ok(());
-        }
-    };
+    let Some((mut file, size, mtime)) = state::open(path, report) else { return Ok(()) };
     let print = match state::fingerprint(&mut file, size) {
         Ok(print) => print,
         Err(error) => {
-            unreadable(report, error);
+            state::unreadable(report, path, &error);
             return Ok(());
         }
     };
@@ -68,13 +51,11 @@ pub(crate) fn import_file(store: &SqliteStore, path: &Path, now: f64, report: &m
         }
         report.files_reread += 1;
     }
-    let file = match File::open(path) {
-        Ok(file) => file,
-        Err(error) => {
-            unreadable(report, error);
-            return Ok(());
-        }
-    };
+    // The fingerprint moved the position: read the whole export from its start.
+    if let Err(error) = file.seek(SeekFrom::Start(0)) {
+        state::unreadable(report, path, &error);
+        return Ok(());
+    }
     let conversations = match serde_json::from_reader::<_, Value>(BufReader::new(file)) {
         Ok(Value::Array(conversations)) => conversations,
         Ok(_) => {
@@ -90,7 +71,7 @@ pub(crate) fn import_file(store: &SqliteStore, path: &Path, now: f64, report: &m
     report.lines_read += 1;
     report.bytes_read += size;
     for (index, conversation) in conversations.iter().enumerate() {
-        let Some((session, batch, head)) = conversation_batch(conversation) else {
+        let Some((session, batch)) = conversation_batch(conversation) else {
             report.problem(
                 ProblemCode::MalformedFile,
                 path.to_path_buf(),
@@ -99,13 +80,7 @@ pub(crate) fn import_file(store: &SqliteStore, path: &Path, now: f64, report: &m
             );
             continue;
         };
-        let added = store.transact(|tx| {
-            let added = store_batch(tx, &session, &batch, now)?;
-            if let Some(head) = &head {
-                set_head_in(tx, &session, head)?;
-            }
-            Ok(added)
-        })?;
+        let added = store.transact(|tx| store_batch(tx, &session, &batch, now))?;
         if added.nodes > 0 {
             report.sessions.insert(session);
         }
@@ -124,8 +99,8 @@ pub(crate) fn import_file(store: &SqliteStore, path: &Path, now: f64, report: &m
     store.transact(|tx| state::save(tx, &key, FORMAT, &done, now))
 }
 
-/// One conversation's session id, nodes (parents before children) and head.
-fn conversation_batch(conversation: &Value) -> Option<(String, Batch, Option<String>)> {
+/// One conversation's session id and batch: nodes (parents before children) and the head.
+fn conversation_batch(conversation: &Value) -> Option<(String, Batch)> {
     let id = ["conversation_id", "id"]
         .iter()
         .find_map(|key| conversation.get(*key).and_then(Value::as_str).filter(|id| !id.is_empty()))?;
@@ -158,8 +133,8 @@ fn conversation_batch(conversation: &Value) -> Option<(String, Batch, Option<Str
         let Some(node) = mapping.get(key) else { continue };
         batch.nodes.push(message(key, parent_of(node).filter(|parent| *parent != key), node.get("message")));
     }
-    let head = conversation.get("current_node").and_then(Value::as_str).map(str::to_owned);
-    Some((format!("{SESSION_PREFIX}{id}"), batch, head))
+    batch.head = conversation.get("current_node").and_then(Value::as_str).map(str::to_owned);
+    Some((format!("{SESSION_PREFIX}{id}"), batch))
 }
 
 fn parent_of(node: &Value) -> Option<&str> {

@@ -10,6 +10,10 @@
 //! assistant API message (same `message.id`, chained by parent) are one runtime turn,
 //! node id = the first line's `uuid`, text = their text blocks joined by a blank line.
 //! Everything else is machinery (`tool` or `system` nodes, kind in `import_kind`).
+//!
+//! The session head is the last node line, unless a `last-prompt` line after it names a
+//! `leafUuid` the file holds (newer CLIs write it; after `/rewind` it can name an older
+//! branch): then that leaf.
 
 use std::collections::HashMap;
 
@@ -71,8 +75,21 @@ pub(crate) fn parse(tx: &Connection, ctx: &mut FileCtx<'_>, chunk: &Chunk) -> Re
     let mut groups: HashMap<String, Group> = HashMap::new();
     // Line uuid → its assistant message id, for the lines of this chunk.
     let mut message_of: HashMap<String, Option<String>> = HashMap::new();
+    // The active leaf a `last-prompt` line of this chunk named, while no node line has
+    // followed it. A marker of an earlier chunk needs no memory: it already set the head,
+    // and only a new node moves the head again.
+    let mut leaf: Option<String> = None;
     for (number, bytes) in chunk.iter() {
         let Some(line) = ctx.object(number, bytes) else { continue };
+        if line.get("type").and_then(Value::as_str) == Some("last-prompt") {
+            // Only a leaf the file holds counts; an unknown one leaves the rule as it was.
+            if let Some(named) = text_field(&line, "leafUuid")
+                && (message_of.contains_key(&named) || node_in(tx, &session, &named)?.is_some())
+            {
+                leaf = Some(named);
+            }
+            continue;
+        }
         let Some(uuid) = text_field(&line, "uuid") else { continue };
         if message_of.contains_key(&uuid) {
             // A line written twice: the first one counts (as a stored node would).
@@ -174,9 +191,15 @@ pub(crate) fn parse(tx: &Connection, ctx: &mut FileCtx<'_>, chunk: &Chunk) -> Re
                 node.metadata.insert(KIND.to_owned(), if other.is_empty() { "unknown" } else { other }.into());
             }
         }
+        // A new node written after the marker is newer activity: its branch is the active
+        // one. (A line stored before, read again, is not; checked only while a marker holds.)
+        if leaf.is_some() && node_in(tx, &session, &uuid)?.is_none() {
+            leaf = None;
+        }
         message_of.insert(uuid, message_id);
         batch.nodes.push(node);
     }
+    batch.head = leaf;
     for group in groups.into_values() {
         match (group.index, group.base) {
             (Some(index), _) => {

@@ -16,7 +16,7 @@ use super::report::{ImportReport, ProblemCode};
 use super::state::{self, FileState};
 use super::{Format, claude_code, codex, jsonl, path_key};
 use crate::error::Error;
-use crate::store::{Content, Message, SqliteStore, append_in, set_content_in};
+use crate::store::{Content, Message, SqliteStore, append_in, set_content_in, set_head_in};
 
 /// About how many bytes of lines one transaction takes.
 const CHUNK_BYTES: usize = 8 << 20;
@@ -42,6 +42,10 @@ pub(crate) struct Batch {
     pub nodes: Vec<Message>,
     /// Stored nodes whose content becomes this (an assistant reply that grew).
     pub updates: Vec<(String, Content)>,
+    /// The node to make the session head once the nodes are stored, when the format
+    /// names its active leaf (Claude Code's `last-prompt.leafUuid`); otherwise the head is
+    /// the last new node.
+    pub head: Option<String>,
 }
 
 /// A file being imported, as a format sees it.
@@ -105,23 +109,7 @@ pub(crate) fn import_file(
     now: f64,
     report: &mut ImportReport,
 ) -> Result<(), Error> {
-    let unreadable = |report: &mut ImportReport, error: std::io::Error| {
-        report.problem(ProblemCode::Unreadable, path.to_path_buf(), None, error.kind().to_string());
-    };
-    let mut file = match File::open(path) {
-        Ok(file) => file,
-        Err(error) => {
-            unreadable(report, error);
-            return Ok(());
-        }
-    };
-    let (size, mtime_ns) = match file.metadata() {
-        Ok(metadata) => (metadata.len(), mtime_ns(&metadata)),
-        Err(error) => {
-            unreadable(report, error);
-            return Ok(());
-        }
-    };
+    let Some((mut file, size, mtime_ns)) = state::open(path, report) else { return Ok(()) };
     let key = path_key(path);
     let prior = store.transact(|tx| state::load(tx, &key, format.name()))?;
     let mut current = match prior {
@@ -138,7 +126,7 @@ pub(crate) fn import_file(
                 FileState::default()
             }
             Err(error) => {
-                unreadable(report, error);
+                state::unreadable(report, path, &error);
                 return Ok(());
             }
         },
@@ -149,7 +137,7 @@ pub(crate) fn import_file(
         None => FileState::default(),
     };
     if let Err(error) = file.seek(SeekFrom::Start(current.offset)) {
-        unreadable(report, error);
+        state::unreadable(report, path, &error);
         return Ok(());
     }
     let mut reader = BufReader::with_capacity(1 << 20, file);
@@ -164,7 +152,7 @@ pub(crate) fn import_file(
             let n = match reader.read_until(b'\n', &mut chunk.buffer) {
                 Ok(n) => n,
                 Err(error) => {
-                    unreadable(report, error);
+                    state::unreadable(report, path, &error);
                     eof = true;
                     chunk.buffer.truncate(start);
                     break;
@@ -201,7 +189,7 @@ pub(crate) fn import_file(
         let print = match File::open(path).and_then(|mut file| state::fingerprint(&mut file, offset)) {
             Ok(print) => print,
             Err(error) => {
-                unreadable(report, error);
+                state::unreadable(report, path, &error);
                 return Ok(());
             }
         };
@@ -263,6 +251,9 @@ pub(crate) fn store_batch(tx: &Connection, session: &str, batch: &Batch, now: f6
     for (id, content) in &batch.updates {
         added.extended += usize::from(set_content_in(tx, session, id, content, now)?);
     }
+    if let Some(head) = &batch.head {
+        set_head_in(tx, session, head)?;
+    }
     Ok(added)
 }
 
@@ -272,16 +263,6 @@ fn parse(format: Format, tx: &Connection, ctx: &mut FileCtx<'_>, chunk: &Chunk) 
         Format::Codex => codex::parse(tx, ctx, chunk),
         Format::Jsonl | Format::ChatGpt => jsonl::parse(tx, ctx, chunk),
     }
-}
-
-/// The modification time in nanoseconds since the epoch (0 when unknown).
-pub(crate) fn mtime_ns(metadata: &std::fs::Metadata) -> i64 {
-    metadata
-        .modified()
-        .ok()
-        .and_then(|time| time.duration_since(std::time::UNIX_EPOCH).ok())
-        .and_then(|d| i64::try_from(d.as_nanos()).ok())
-        .unwrap_or(0)
 }
 
 /// The file stem as text (the session name of a one-session-per-file format).

@@ -8,10 +8,12 @@
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
+use std::path::Path;
 
 use rusqlite::{Connection, OptionalExtension, params};
 use sha2::{Digest, Sha256};
 
+use super::report::{ImportReport, ProblemCode};
 use crate::error::Error;
 use crate::store::sql_error;
 
@@ -99,4 +101,33 @@ fn read_at(file: &mut File, start: u64, len: u64) -> std::io::Result<Vec<u8>> {
     let mut out = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
     file.take(len).read_to_end(&mut out)?;
     Ok(out)
+}
+
+/// Report `error` on `path` as [`ProblemCode::Unreadable`] (its kind only: the message
+/// could quote a path the caller did not give).
+pub(crate) fn unreadable(report: &mut ImportReport, path: &Path, error: &std::io::Error) {
+    report.problem(ProblemCode::Unreadable, path.to_path_buf(), None, error.kind().to_string());
+}
+
+/// `path` opened, with its size and modification time (ns); `None` when it cannot be
+/// read, reported as unreadable. Every format starts a file this way.
+pub(crate) fn open(path: &Path, report: &mut ImportReport) -> Option<(File, u64, i64)> {
+    let opened = File::open(path).and_then(|file| file.metadata().map(|metadata| (file, metadata)));
+    match opened {
+        Ok((file, metadata)) => Some((file, metadata.len(), mtime_ns(&metadata))),
+        Err(error) => {
+            unreadable(report, path, &error);
+            None
+        }
+    }
+}
+
+/// The modification time in nanoseconds since the epoch (0 when unknown).
+fn mtime_ns(metadata: &std::fs::Metadata) -> i64 {
+    metadata
+        .modified()
+        .ok()
+        .and_then(|time| time.duration_since(std::time::UNIX_EPOCH).ok())
+        .and_then(|d| i64::try_from(d.as_nanos()).ok())
+        .unwrap_or(0)
 }

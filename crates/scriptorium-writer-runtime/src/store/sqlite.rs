@@ -330,6 +330,41 @@ pub(crate) fn node_in(tx: &Connection, session_id: &str, id: &str) -> Result<Opt
     }
 }
 
+/// The first visible node of `session_id` stored after row `after` (0: the first node),
+/// in insertion order, with its row id, inside `tx`: a cursor over a session's nodes.
+pub(crate) fn next_node_in(tx: &Connection, session_id: &str, after: i64) -> Result<Option<(i64, Message)>, Error> {
+    let mut statement = tx
+        .prepare_cached(&format!(
+            "SELECT {NODE_COLUMNS}, n.nid FROM nodes n
+             WHERE n.sid = (SELECT sid FROM sessions WHERE id = ?1) AND n.nid > ?2 AND n.rewound = 0
+             ORDER BY n.nid LIMIT 1"
+        ))
+        .map_err(sql_error)?;
+    let mut rows = statement.query(params![session_id, after]).map_err(sql_error)?;
+    match rows.next().map_err(sql_error)? {
+        Some(row) => {
+            let nid: i64 = row.get(7).map_err(sql_error)?;
+            Ok(Some((nid, message_from_row(row)?)))
+        }
+        None => Ok(None),
+    }
+}
+
+/// The id of the newest visible node of `session_id` stamped at or before `seconds`
+/// (Unix seconds; nodes with a text stamp or none are not considered), inside `tx`.
+pub(crate) fn last_node_at_in(tx: &Connection, session_id: &str, seconds: f64) -> Result<Option<String>, Error> {
+    tx.prepare_cached(
+        "SELECT n.id FROM nodes n
+         WHERE n.sid = (SELECT sid FROM sessions WHERE id = ?1) AND n.rewound = 0
+           AND typeof(n.timestamp) IN ('real', 'integer') AND n.timestamp <= ?2
+         ORDER BY n.nid DESC LIMIT 1",
+    )
+    .map_err(sql_error)?
+    .query_row(params![session_id, seconds], |row| row.get(0))
+    .optional()
+    .map_err(sql_error)
+}
+
 impl SqliteStore {
     /// Move the session head to node `head_id` (a user switching branches).
     pub fn set_head(&self, session_id: &str, head_id: &str) -> Result<(), Error> {

@@ -157,3 +157,73 @@ fn a_rewritten_prefix_is_read_again_without_duplicates_and_deleted_files_stay() 
     assert_eq!(snapshot(&store, SESSION), before);
     Ok(())
 }
+
+const REWIND: &str = "claude-code:5e5e0000-0000-4000-8000-00000000beef";
+const REWIND_FILE: &str = "5e5e0000-0000-4000-8000-00000000beef.jsonl";
+
+/// The rewind fixture's bytes and the offset just after line `n`.
+fn rewind_cut(n: usize) -> Result<(Vec<u8>, usize), Box<dyn std::error::Error>> {
+    let whole = std::fs::read(fixtures("claude-code").join("rewind").join(REWIND_FILE))?;
+    let cut = whole.iter().enumerate().filter(|(_, b)| **b == b'\n').nth(n - 1).map(|(i, _)| i + 1).ok_or("lines")?;
+    Ok((whole, cut))
+}
+
+#[test]
+fn a_last_prompt_leaf_after_a_rewind_picks_the_older_branch_as_head() -> TestResult {
+    let dir = TempDir::new("import-cc-rewind");
+    let file = dir.path().join(REWIND_FILE);
+    std::fs::copy(fixtures("claude-code").join("rewind").join(REWIND_FILE), &file)?;
+    let store = store(&dir);
+    let report = run(&store, Format::ClaudeCode, std::slice::from_ref(&file))?;
+    assert_eq!((report.lines_read, report.nodes_added, report.turns_added), (10, 6, 6));
+    assert!(report.problems.is_empty(), "{:?}", report.problems);
+    // The peas branch was written last, but the person rewound to the beans branch; the
+    // later marker naming a leaf the file lacks changes nothing.
+    let head = store.get_session(REWIND)?.and_then(|s| s.head_id);
+    assert_eq!(head.as_deref(), Some("r4"));
+    assert_eq!(
+        turns(&store, REWIND, None),
+        [
+            t("r1", "user", "Plan the garden"),
+            t("r2", "assistant", "Beans and peas"),
+            t("r3", "user", "Only beans, then?"),
+            t("r4", "assistant", "Yes, beans.")
+        ]
+    );
+    // Both branches stay stored.
+    let mut tips: Vec<String> = store.list_branches(REWIND)?.into_iter().map(|tip| tip.head_msg_id).collect();
+    tips.sort();
+    assert_eq!(tips, ["r4", "r6"]);
+    Ok(())
+}
+
+#[test]
+fn a_last_prompt_leaf_holds_across_runs_until_a_node_follows_it() -> TestResult {
+    let dir = TempDir::new("import-cc-rewind-grow");
+    let file = dir.path().join(REWIND_FILE);
+    let (whole, cut) = rewind_cut(7)?;
+    std::fs::write(&file, whole.get(..cut).ok_or("cut")?)?;
+    let store = store(&dir);
+    // Line 5's marker named r4, but r5 and r6 came after it: the last line is the head.
+    run(&store, Format::ClaudeCode, std::slice::from_ref(&file))?;
+    assert_eq!(store.get_session(REWIND)?.and_then(|s| s.head_id).as_deref(), Some("r6"));
+    // The rewind marker arrives in a later run.
+    std::fs::OpenOptions::new().append(true).open(&file)?.write_all(whole.get(cut..).ok_or("rest")?)?;
+    let second = run(&store, Format::ClaudeCode, std::slice::from_ref(&file))?;
+    assert_eq!((second.lines_read, second.nodes_added), (3, 0));
+    assert_eq!(store.get_session(REWIND)?.and_then(|s| s.head_id).as_deref(), Some("r4"));
+    let once_dir = TempDir::new("import-cc-rewind-once");
+    let once_file = once_dir.path().join(REWIND_FILE);
+    std::fs::write(&once_file, &whole)?;
+    let once = super::store(&once_dir);
+    run(&once, Format::ClaudeCode, &[once_file])?;
+    assert_eq!(snapshot(&store, REWIND), snapshot(&once, REWIND));
+    // A prompt typed after the rewind is newer than the marker: it is the head.
+    let next = r#"{"parentUuid": "r4", "isSidechain": false, "type": "user", "uuid": "r7", "timestamp": "2026-11-30T11:03:00.000Z", "message": {"role": "user", "content": "When do I sow?"}}"#;
+    writeln!(std::fs::OpenOptions::new().append(true).open(&file)?, "{next}")?;
+    let third = run(&store, Format::ClaudeCode, std::slice::from_ref(&file))?;
+    assert_eq!((third.lines_read, third.nodes_added), (1, 1));
+    assert_eq!(store.get_session(REWIND)?.and_then(|s| s.head_id).as_deref(), Some("r7"));
+    assert_eq!(turns(&store, REWIND, None).len(), 5);
+    Ok(())
+}
