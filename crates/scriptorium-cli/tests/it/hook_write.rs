@@ -82,23 +82,26 @@ fn pending_turns(home: &Path, workspace: &Path) -> Result<Value, Box<dyn std::er
 }
 
 #[test]
-fn stop_returns_within_a_second_while_its_background_write_installs() -> TestResult {
+fn stop_returns_before_the_first_model_reply_while_its_background_write_installs() -> TestResult {
     let dir = TempDir::new()?;
     let workspace = dir.path().join("memory");
     let transcript = transcript(&dir)?;
-    // Every reply waits 1.5 s, so a hook that waited for the write could not return in time.
+    // Every reply waits 3 s, so a hook that waited for the write could not return before
+    // the first reply. (The 1 s goal itself is a figure, not a timed assertion: a loaded
+    // machine must not fail this test.)
     let script = topic_writer(
         "topics/preferences.md",
         "Preferences",
         vec![("oolong", "The owner prefers oolong tea in the afternoon.")],
     );
-    let (url, seen) = serve(script, Duration::from_millis(1_500))?;
+    let reply_delay = Duration::from_millis(3_000);
+    let (url, seen) = serve(script, reply_delay)?;
     let started = Instant::now();
     let out = hook(dir.path(), &workspace, "stop", &hook_input("Stop", &transcript), &url)?;
     let took = started.elapsed();
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     assert_eq!(out.stdout, "", "Stop adds nothing");
-    assert!(took <= Duration::from_secs(1), "the stop hook took {took:?}");
+    assert!(took < reply_delay, "the stop hook took {took:?}: it waited for the model");
     assert!(out.stderr.contains("write started in the background"), "{}", out.stderr);
     assert!(!workspace.join("topics/preferences.md").exists(), "the write cannot have finished yet");
     let sessions = pending_turns(dir.path(), &workspace)?;
