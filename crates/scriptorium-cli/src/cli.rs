@@ -381,7 +381,7 @@ pub(crate) struct McpArgs {
 #[derive(Debug, Args)]
 pub(crate) struct ImportArgs {
     /// The transcript format.
-    #[arg(value_name = "FORMAT", value_parser = ["claude-code", "codex", "chatgpt", "jsonl"])]
+    #[arg(value_name = "FORMAT", value_parser = ["claude-code", "codex", "chatgpt", "jsonl", "openprogram"])]
     pub(crate) format: String,
     /// Transcript files or directories (default: the format's own directories).
     #[arg(value_name = "PATH")]
