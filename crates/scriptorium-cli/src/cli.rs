@@ -122,7 +122,8 @@ pub(crate) enum Command {
     /// Exit status: 0 when stopped by a signal, 2 when it cannot start (`CLI_WATCH_FAILED`).
     Watch(crate::watch::WatchArgs),
     /// Import agent transcripts into the session store: `claude-code`, `codex`,
-    /// `chatgpt` or `jsonl` (docs/format/session-import.md), idempotent and incremental;
+    /// `chatgpt`, `jsonl` or `openprogram` (a state dir's v2 source archives, read-only)
+    /// (docs/format/session-import.md), idempotent and incremental;
     /// without a PATH, the format's default directories (`~/.claude/projects`, …).
     ///
     /// Exit status: 0 (skipped lines are warnings), 1 when the session store fails, 2 on bad usage.
