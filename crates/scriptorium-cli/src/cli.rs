@@ -122,7 +122,8 @@ pub(crate) enum Command {
     /// Exit status: 0 when stopped by a signal, 2 when it cannot start (`CLI_WATCH_FAILED`).
     Watch(crate::watch::WatchArgs),
     /// Import agent transcripts into the session store: `claude-code`, `codex`,
-    /// `chatgpt` or `jsonl` (docs/format/session-import.md), idempotent and incremental;
+    /// `chatgpt`, `jsonl` or `openprogram` (a state dir's v2 source archives, read-only)
+    /// (docs/format/session-import.md), idempotent and incremental;
     /// without a PATH, the format's default directories (`~/.claude/projects`, …).
     ///
     /// Exit status: 0 (skipped lines are warnings), 1 when the session store fails, 2 on bad usage.
@@ -381,7 +382,7 @@ pub(crate) struct McpArgs {
 #[derive(Debug, Args)]
 pub(crate) struct ImportArgs {
     /// The transcript format.
-    #[arg(value_name = "FORMAT", value_parser = ["claude-code", "codex", "chatgpt", "jsonl"])]
+    #[arg(value_name = "FORMAT", value_parser = ["claude-code", "codex", "chatgpt", "jsonl", "openprogram"])]
     pub(crate) format: String,
     /// Transcript files or directories (default: the format's own directories).
     #[arg(value_name = "PATH")]

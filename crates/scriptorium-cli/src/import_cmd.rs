@@ -1,6 +1,7 @@
 //! `scriptorium import FORMAT [PATH…]`: agent transcripts into the session store
 //! (writer-runtime's importers, docs/format/session-import.md). Without a path, the
-//! format's default directories are read. Skipped lines and files are warnings on stderr
+//! format's default directories are read (for `openprogram`, the state dir named by
+//! `OPENPROGRAM_PROFILE`, default `~/.openprogram`). Skipped lines and files are warnings on stderr
 //! (`warning[WRITER_IMPORT_*]: file:line: why`); the import itself goes on.
 
 use std::path::PathBuf;

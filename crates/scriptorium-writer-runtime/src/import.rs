@@ -16,6 +16,7 @@ mod claude_code;
 mod codex;
 mod jsonl;
 mod lines;
+mod openprogram;
 mod report;
 mod state;
 
@@ -38,19 +39,24 @@ pub enum Format {
     ChatGpt,
     /// Scriptorium's own line format (docs/format/session-import.md).
     Jsonl,
+    /// OpenProgram's memory-root v2 source archives,
+    /// `<state>/memory/sources/openprogram/_v2/<session>.md`.
+    OpenProgram,
 }
 
 impl Format {
     /// Every format, in the order the CLI lists them.
-    pub const ALL: &'static [Format] = &[Format::ClaudeCode, Format::Codex, Format::ChatGpt, Format::Jsonl];
+    pub const ALL: &'static [Format] =
+        &[Format::ClaudeCode, Format::Codex, Format::ChatGpt, Format::Jsonl, Format::OpenProgram];
 
-    /// The name the CLI takes (`claude-code`, `codex`, `chatgpt`, `jsonl`).
+    /// The name the CLI takes (`claude-code`, `codex`, `chatgpt`, `jsonl`, `openprogram`).
     pub const fn name(self) -> &'static str {
         match self {
             Format::ClaudeCode => "claude-code",
             Format::Codex => "codex",
             Format::ChatGpt => "chatgpt",
             Format::Jsonl => "jsonl",
+            Format::OpenProgram => "openprogram",
         }
     }
 
@@ -69,6 +75,7 @@ impl Format {
             Format::Codex => name.starts_with("rollout-") && name.ends_with(".jsonl"),
             Format::ChatGpt => name == "conversations.json",
             Format::Jsonl => name.ends_with(".jsonl"),
+            Format::OpenProgram => openprogram::wants(path),
         }
     }
 
@@ -110,7 +117,13 @@ pub fn import_paths_with(
     let mut report = ImportReport::default();
     let mut files = Vec::new();
     for path in paths {
-        collect(format, path, true, &mut files, &mut report);
+        if format == Format::OpenProgram && path.is_dir() {
+            // A state dir or memory root stands for its archive directory, so the walk
+            // never enters the rest of the state (topics, Git, session stores).
+            collect(format, &openprogram::archive_dir(path), true, &mut files, &mut report);
+        } else {
+            collect(format, path, true, &mut files, &mut report);
+        }
     }
     files.sort();
     files.dedup();
@@ -118,6 +131,7 @@ pub fn import_paths_with(
         report.files_seen += 1;
         match format {
             Format::ChatGpt => chatgpt::import_file(store, file, now, &mut report)?,
+            Format::OpenProgram => openprogram::import_file(store, file, now, &mut report)?,
             Format::ClaudeCode | Format::Codex | Format::Jsonl => {
                 lines::import_file(store, format, file, now, &mut report)?
             }
@@ -128,7 +142,9 @@ pub fn import_paths_with(
 
 /// Where `format`'s transcripts live by default: Claude Code's `projects/` under
 /// `$CLAUDE_CONFIG_DIR` and `~/.claude`; Codex's `sessions/` under `$CODEX_HOME`
-/// (default `~/.codex`). Only directories that exist; none for formats without a home.
+/// (default `~/.codex`); OpenProgram's state dir (`~/.openprogram`, or
+/// `~/.openprogram-<P>` under `OPENPROGRAM_PROFILE=P`). Only directories that exist;
+/// none for formats without a home.
 pub fn default_paths(format: Format) -> Vec<PathBuf> {
     let home = std::env::var_os("HOME").filter(|home| !home.is_empty()).map(PathBuf::from);
     let env_dir = |name: &str| std::env::var_os(name).filter(|dir| !dir.is_empty()).map(PathBuf::from);
@@ -143,6 +159,7 @@ pub fn default_paths(format: Format) -> Vec<PathBuf> {
                 env_dir("CODEX_HOME").or_else(|| home.map(|home| home.join(".codex"))).map(|d| d.join("sessions")),
             );
         }
+        Format::OpenProgram => out.extend(openprogram::default_state_dir(home)),
         Format::ChatGpt | Format::Jsonl => {}
     }
     out.dedup();

@@ -71,3 +71,59 @@ fn import_refuses_an_unknown_format_and_a_pathless_jsonl() -> TestResult {
     assert!(!dir.path().join("s.db").exists());
     Ok(())
 }
+
+/// Write two frames of session `sess-7f2a` into `<state>/memory` with the real archive writer.
+fn openprogram_state(state: &Path) -> TestResult {
+    use scriptorium_archive_format::{MemoryTree, SourceRecord, plan_append};
+    let mut said = SourceRecord::new("openprogram", "sess-7f2a", "msg_1", 1, "user", "Ich heiße Zoë.");
+    said.speaker_id = Some("owner/local".to_owned());
+    said.speaker_display = Some("owner".to_owned());
+    said.speaker_kind = "owner".to_owned();
+    said.principal_id = "owner".to_owned();
+    said.authority_tier = Some("owner".to_owned());
+    let mut reply = SourceRecord::new("openprogram", "sess-7f2a", "msg_2", 2, "assistant", "Notiert.");
+    reply.speaker_kind = "runtime".to_owned();
+    reply.principal_id = "owner".to_owned();
+    reply.authority_tier = Some("owner".to_owned());
+    let plan = plan_append(&[said, reply], &MemoryTree::new())?;
+    for file in &plan.files {
+        let path = state.join("memory").join(&file.path);
+        std::fs::create_dir_all(path.parent().ok_or("no parent")?)?;
+        std::fs::write(path, &file.bytes)?;
+    }
+    Ok(())
+}
+
+#[test]
+fn import_openprogram_from_the_profile_state_dir_read_only() -> TestResult {
+    let dir = TempDir::new()?;
+    // OPENPROGRAM_PROFILE=work names `~/.openprogram-work/` (spec 01 §1.1).
+    let state = dir.path().join(".openprogram-work");
+    openprogram_state(&state)?;
+    let archive = state.join("memory/sources/openprogram/_v2/sess-7f2a.md");
+    let before = std::fs::read(&archive)?;
+    std::fs::create_dir_all(dir.path().join("memory/topics"))?;
+    let sessions = dir.path().join("sessions.sqlite3");
+    let import = || {
+        run(scriptorium(dir.path())
+            .env("OPENPROGRAM_PROFILE", "work")
+            .args(["import", "openprogram", "--json", "--sessions"])
+            .arg(&sessions))
+    };
+    let first = import()?;
+    assert_eq!(first.code, Some(0), "{}", first.stderr);
+    let report = first.json()?;
+    assert_eq!((report["files_seen"].as_u64(), report["turns_added"].as_u64()), (Some(1), Some(2)));
+    assert_eq!(report["sessions"], serde_json::json!(["sess-7f2a"]));
+    assert!(first.stderr.is_empty(), "{}", first.stderr);
+    let again = import()?;
+    assert_eq!((again.json()?["files_unchanged"].as_u64(), again.json()?["nodes_added"].as_u64()), (Some(1), Some(0)));
+    assert_eq!(std::fs::read(&archive)?, before);
+    let listed = run(scriptorium(dir.path())
+        .args(["sessions", "--json", "--workspace"])
+        .arg(dir.path().join("memory"))
+        .arg("--sessions")
+        .arg(&sessions))?;
+    assert_eq!(listed.json()?["sessions"][0]["id"], "sess-7f2a");
+    Ok(())
+}

@@ -261,7 +261,7 @@ fn parse(format: Format, tx: &Connection, ctx: &mut FileCtx<'_>, chunk: &Chunk) 
     match format {
         Format::ClaudeCode => claude_code::parse(tx, ctx, chunk),
         Format::Codex => codex::parse(tx, ctx, chunk),
-        Format::Jsonl | Format::ChatGpt => jsonl::parse(tx, ctx, chunk),
+        Format::Jsonl | Format::ChatGpt | Format::OpenProgram => jsonl::parse(tx, ctx, chunk),
     }
 }
 

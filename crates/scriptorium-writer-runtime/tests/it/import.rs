@@ -4,6 +4,7 @@ mod chatgpt;
 mod claude_code;
 mod codex;
 mod jsonl;
+mod openprogram;
 mod prop;
 
 use std::path::{Path, PathBuf};
