@@ -68,7 +68,7 @@ pub fn check_legacy(data: &[u8]) {
     for event in crate::legacy::legacy_events(&path, &text) {
         assert!(event.line >= 1 && event.line <= lines, "an event's line is in the file");
         let anchor = source_anchor(&event.event_id);
-        if event.event_id.starts_with("lex_") || !opened.insert(anchor.clone()) {
+        if event.event_id.starts_with(crate::legacy::ANONYMOUS_PREFIX) || !opened.insert(anchor.clone()) {
             continue;
         }
         let record = crate::legacy_record(&path, &text, &anchor).expect("a record the reader found opens");

@@ -20,7 +20,7 @@ use crate::speaker::{SpeakerView, normalize_identity_part};
 pub use self::record::{LegacyRecord, legacy_record};
 
 /// The prefix of the id of an event that has no source id of its own.
-const ANONYMOUS_PREFIX: &str = "lex_";
+pub(crate) const ANONYMOUS_PREFIX: &str = "lex_";
 
 /// The events of a non-v2 source file, in line order.
 pub(crate) fn legacy_events(path: &str, text: &str) -> Vec<SourceEvent> {
